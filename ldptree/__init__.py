@@ -1,0 +1,17 @@
+"""ldptree: locally differentially private tree estimators with public data."""
+
+from ldptree.estimators import LPDTRegressor
+from ldptree.partitions import Partition
+from ldptree.protocols import Aggregator, CellEstimates, Mechanism, Partitioner
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Aggregator",
+    "CellEstimates",
+    "LPDTRegressor",
+    "Mechanism",
+    "Partition",
+    "Partitioner",
+    "__version__",
+]

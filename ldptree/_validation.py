@@ -1,0 +1,161 @@
+"""Input checks shared by every public entry point.
+
+Each check raises ``ValueError`` or ``TypeError`` whose message names the argument and what is
+allowed, so that bad input never reaches JAX (where it would surface as a tracer error) or NumPy
+indexing (where it would surface as an ``IndexError``).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+import jax
+import numpy as np
+
+from ldptree._typing import FloatArray, PRNGKey
+
+
+def check_matrix(X: Any, name: str, *, allow_empty: bool = False) -> FloatArray:
+    """Return ``X`` as a finite ``float64[n, d]`` array or raise naming ``name``."""
+    if X is None:
+        raise TypeError(f"{name} must be a 2-d array of shape (n_samples, n_features), got None")
+    try:
+        arr = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a numeric 2-d array; could not convert: {err}") from None
+    if arr.ndim != 2:
+        raise ValueError(
+            f"{name} must be 2-d of shape (n_samples, n_features), got ndim={arr.ndim}"
+            + (" (reshape a single feature with X.reshape(-1, 1))" if arr.ndim == 1 else "")
+        )
+    if arr.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one feature (column), got shape {arr.shape}")
+    if arr.shape[0] == 0 and not allow_empty:
+        raise ValueError(f"{name} must have at least one row, got shape {arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values; only finite values are allowed")
+    return arr
+
+
+def check_vector(y: Any, name: str, *, n: int) -> FloatArray:
+    """Return ``y`` as a finite ``float64[n]`` array or raise naming ``name``."""
+    if y is None:
+        raise TypeError(f"{name} must be a 1-d numeric array of length {n}, got None")
+    try:
+        arr = np.asarray(y, dtype=np.float64)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"{name} must be a 1-d numeric array; could not convert: {err}") from None
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-d of length {n}, got shape {arr.shape}")
+    if arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but X has {n} rows; they must match")
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} contains NaN or infinite values; only finite values are allowed")
+    return arr
+
+
+def check_real(value: Any, name: str) -> float:
+    """A finite real number (bools are rejected: ``True`` is no budget)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__}")
+    out = float(value)
+    if not math.isfinite(out):
+        raise ValueError(f"{name} must be finite, got {out}")
+    return out
+
+
+def check_positive(value: Any, name: str) -> float:
+    """A finite real number > 0."""
+    out = check_real(value, name)
+    if out <= 0:
+        raise ValueError(f"{name} must be > 0, got {out}")
+    return out
+
+
+def check_open_unit(value: Any, name: str) -> float:
+    """A real number strictly inside (0, 1)."""
+    out = check_real(value, name)
+    if not 0.0 < out < 1.0:
+        raise ValueError(f"{name} must lie strictly between 0 and 1, got {out}")
+    return out
+
+
+def check_int(value: Any, name: str, *, minimum: int) -> int:
+    """An integer >= ``minimum`` (NumPy integers accepted, bools and floats rejected)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__}")
+    out = int(value)
+    if out < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {out}")
+    return out
+
+
+def to_epsilon(value: Any) -> float:
+    """attrs converter for a budget argument named ``epsilon``."""
+    return check_positive(value, "epsilon")
+
+
+def to_budget_split(value: Any) -> float:
+    """attrs converter for ``budget_split``."""
+    return check_open_unit(value, "budget_split")
+
+
+def to_label_bound(value: Any) -> tuple[float, float]:
+    """attrs converter for ``label_bound``."""
+    return check_bounds(value, "label_bound")
+
+
+def check_bounds(value: Any, name: str) -> tuple[float, float]:
+    """A label bound: ``M`` meaning ``[-M, M]``, or a pair ``(lo, hi)`` with ``lo < hi``."""
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        m = check_positive(value, name)
+        return (-m, m)
+    try:
+        lo_raw, hi_raw = value
+    except (TypeError, ValueError):
+        raise TypeError(
+            f"{name} must be a positive number M (meaning [-M, M]) or a pair (lo, hi), "
+            f"got {value!r}"
+        ) from None
+    lo = check_real(lo_raw, f"{name}[0]")
+    hi = check_real(hi_raw, f"{name}[1]")
+    if not lo < hi:
+        raise ValueError(f"{name} must satisfy lo < hi, got ({lo}, {hi})")
+    return (lo, hi)
+
+
+def as_key(random_state: Any, name: str = "random_state") -> PRNGKey:
+    """Turn ``random_state`` (None, a non-negative int, or a JAX key) into a JAX key.
+
+    ``None`` draws fresh entropy from the operating system, never from a global RNG.
+    """
+    if random_state is None:
+        fresh: jax.Array = jax.random.key(
+            int.from_bytes(np.random.default_rng().bytes(4), "little")
+        )
+        return fresh
+    if isinstance(random_state, jax.Array):
+        if jax.numpy.issubdtype(random_state.dtype, jax.dtypes.prng_key):
+            return random_state
+        if random_state.shape == (2,) and random_state.dtype == np.uint32:
+            wrapped: jax.Array = jax.random.wrap_key_data(random_state)
+            return wrapped
+        raise TypeError(f"{name} array must be a JAX PRNG key, got dtype {random_state.dtype}")
+    if isinstance(random_state, bool) or not isinstance(random_state, numbers.Integral):
+        raise TypeError(
+            f"{name} must be None, a non-negative int seed or a JAX PRNG key, "
+            f"got {type(random_state).__name__}"
+        )
+    seed = int(random_state)
+    if not 0 <= seed < 2**32:
+        raise ValueError(f"{name} must be a seed in [0, 2**32), got {seed}")
+    key: jax.Array = jax.random.key(seed)
+    return key
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a method that needs ``fit`` is called on an unfitted estimator."""

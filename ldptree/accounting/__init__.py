@@ -1,0 +1,5 @@
+"""Privacy accounting: what each release spends."""
+
+from ldptree.accounting._spend import PrivacySpend
+
+__all__ = ["PrivacySpend"]

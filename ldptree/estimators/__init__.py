@@ -1,0 +1,6 @@
+"""Aggregators, read-outs and the estimators composed from them."""
+
+from ldptree.estimators._aggregate import SumAggregator, SumState
+from ldptree.estimators._lpdt import LPDTRegressor
+
+__all__ = ["LPDTRegressor", "SumAggregator", "SumState"]

@@ -1,0 +1,240 @@
+"""LPDT: the locally private decision tree for regression (LPDT paper, Algorithm 1; spec §4.1).
+
+A composition, not a code path of its own:
+
+* **Partitioner** (public data only): the max-edge rule (``rule="max_edge"``, LPDT-M) or any
+  :class:`~ldptree.protocols.Partitioner`; features are min-max scaled on public data.
+* **Mechanism**: :class:`~ldptree.mechanisms.RRLaplaceMechanism` with budget split ``rho``, or any
+  mechanism passed as ``mechanism``.
+* **Aggregator + read-out**: exact streaming sums, then for ``x in A_j``
+
+      f^(x) = sum_i Y~_i U~_ij / sum_i U~_ij            (paper eq. (5))
+
+  with the public leaf mean as fallback when the debiased count ``c^_j <= tau n`` (``tau`` =
+  ``min_private_ratio``; the reference's default ``tau = 0`` only catches non-positive counts).
+
+Privacy: the partition, the scaling box and the label bound come from public data or the user,
+so the only private release is each holder's single report; ``privacy_`` records its epsilon.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from ldptree._typing import FloatArray
+from ldptree._validation import (
+    as_key,
+    check_bounds,
+    check_int,
+    check_matrix,
+    check_open_unit,
+    check_positive,
+    check_real,
+    check_vector,
+)
+from ldptree.accounting._spend import PrivacySpend
+from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round
+from ldptree.estimators._readout import cell_means, ratio_with_fallback
+from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
+from ldptree.partitions._max_edge import MaxEdgePartitioner
+from ldptree.protocols import Mechanism, Partitioner
+
+_RULES = ("max_edge",)
+_OUTSIDE = ("clamp", "zero")
+
+
+class LPDTRegressor(BaseEstimator):
+    """Locally private decision tree regressor with public data (module docstring).
+
+    Parameters
+    ----------
+    epsilon:
+        Per-holder privacy budget ``eps > 0`` (each holder's whole release is eps-LDP).
+    max_depth:
+        Tree depth ``s``.
+    min_samples_leaf:
+        ``n_l``: minimal number of *public* points in each child of a split.
+    min_samples_split:
+        Nodes with at most this many public points (or distinct rows) are not split.
+    budget_split:
+        ``rho in (0, 1)``: share of ``eps`` spent on the cell; the label gets ``(1 - rho) eps``.
+    label_bound:
+        ``M`` (meaning ``[-M, M]``) or ``(lo, hi)``. ``None`` takes ``[min, max]`` of ``y_public``;
+        never estimated from private labels. Private labels are clipped into it by the mechanism.
+    rule:
+        ``"max_edge"`` (LPDT-M) or a :class:`~ldptree.protocols.Partitioner` instance.
+    mechanism:
+        A :class:`~ldptree.protocols.Mechanism` to use instead of the default randomized
+        response + Laplace; its ``epsilon`` must equal ``epsilon``.
+    min_private_ratio:
+        ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean.
+    outside:
+        Prediction for points outside the public feature box: ``"clamp"`` routes them to the
+        boundary cell (as during private attribution); ``"zero"`` predicts 0 as the papers do.
+    feature_margin:
+        Widen the public min-max box by this fraction of its width on each side.
+    chunk_size:
+        Holders privatized and aggregated per batch (bounds memory at ``chunk_size * n_cells``).
+    random_state:
+        ``None``, an int seed or a JAX key; drives all privacy noise (and randomized rules).
+
+    Attributes
+    ----------
+    partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_,
+    used_fallback_, label_bound_, privacy_, n_features_in_
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        max_depth: int = 4,
+        min_samples_leaf: int = 2,
+        *,
+        min_samples_split: int = 5,
+        budget_split: float = 0.5,
+        label_bound: float | tuple[float, float] | None = None,
+        rule: str | Partitioner = "max_edge",
+        mechanism: Mechanism | None = None,
+        min_private_ratio: float = 0.0,
+        outside: str = "clamp",
+        feature_margin: float = 0.0,
+        chunk_size: int = 65536,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_samples_split = min_samples_split
+        self.budget_split = budget_split
+        self.label_bound = label_bound
+        self.rule = rule
+        self.mechanism = mechanism
+        self.min_private_ratio = min_private_ratio
+        self.outside = outside
+        self.feature_margin = feature_margin
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    # -- building blocks ------------------------------------------------------------------------
+    def _partitioner(self) -> Partitioner:
+        if isinstance(self.rule, str):
+            if self.rule not in _RULES:
+                raise ValueError(
+                    f"rule must be one of {_RULES} or a Partitioner, got {self.rule!r}"
+                )
+            return MaxEdgePartitioner(
+                max_depth=check_int(self.max_depth, "max_depth", minimum=0),
+                min_samples_split=check_int(self.min_samples_split, "min_samples_split", minimum=0),
+                min_samples_leaf=check_int(self.min_samples_leaf, "min_samples_leaf", minimum=0),
+            )
+        if not isinstance(self.rule, Partitioner):
+            raise TypeError(
+                f"rule must be one of {_RULES} or an object with fit(X_public, y_public, *, key), "
+                f"got {type(self.rule).__name__}"
+            )
+        return self.rule
+
+    def _label_bound(self, y_public: FloatArray | None) -> tuple[float, float]:
+        if self.label_bound is not None:
+            return check_bounds(self.label_bound, "label_bound")
+        if y_public is None:
+            raise ValueError(
+                "label_bound is required when no public labels are given: pass label_bound=M or "
+                "(lo, hi), or y_public (the bound never comes from private labels)"
+            )
+        lo, hi = float(y_public.min()), float(y_public.max())
+        if not lo < hi:
+            raise ValueError(
+                f"y_public is constant ({lo}), so it cannot set the label range; pass label_bound"
+            )
+        return (lo, hi)
+
+    def _mechanism(self, epsilon: float, bound: tuple[float, float]) -> Mechanism:
+        if self.mechanism is None:
+            rho = check_open_unit(self.budget_split, "budget_split")
+            return RRLaplaceMechanism(epsilon=epsilon, label_bound=bound, budget_split=rho)
+        if not isinstance(self.mechanism, Mechanism):
+            raise TypeError(
+                f"mechanism must implement the Mechanism protocol, got "
+                f"{type(self.mechanism).__name__}"
+            )
+        if not np.isclose(self.mechanism.epsilon, epsilon, rtol=1e-12, atol=0.0):
+            raise ValueError(
+                f"mechanism.epsilon={self.mechanism.epsilon} differs from epsilon={epsilon}; "
+                "set them equal"
+            )
+        return self.mechanism
+
+    # -- estimator API --------------------------------------------------------------------------
+    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPDTRegressor:
+        """Grow the partition on public data, privatize ``(X, y)`` holder by holder, aggregate."""
+        epsilon = check_positive(self.epsilon, "epsilon")
+        min_ratio = check_real(self.min_private_ratio, "min_private_ratio")
+        chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
+        margin = check_real(self.feature_margin, "feature_margin")
+        if self.outside not in _OUTSIDE:
+            raise ValueError(f"outside must be one of {_OUTSIDE}, got {self.outside!r}")
+        X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
+        partitioner = self._partitioner()
+        bound = self._label_bound(yq)
+        mechanism = self._mechanism(epsilon, bound)
+        key_partition, key_noise = jax.random.split(as_key(self.random_state))
+
+        scaler = fit_scaler(Xq, X_arr.shape[1], margin)
+        Xq_scaled = np.empty((0, X_arr.shape[1])) if Xq is None else scaler.transform(Xq)
+        partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
+        estimates = run_round(
+            partition, mechanism, scaler.transform(X_arr), y_arr, key=key_noise, chunk_size=chunk
+        )
+
+        default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
+        if yq is not None:
+            public_cells = np.asarray(partition.cells(Xq_scaled))
+            public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
+        else:
+            public_mean = np.full(partition.n_leaves, default)
+        values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
+
+        self.n_features_in_ = X_arr.shape[1]
+        self.scaler_ = scaler
+        self.partition_ = partition
+        self.mechanism_ = mechanism
+        self.label_bound_ = bound
+        self.estimates_ = estimates
+        self.public_leaf_mean_ = public_mean
+        self.leaf_values_ = values
+        self.used_fallback_ = fallback
+        spend = getattr(mechanism, "spend", None)
+        self.privacy_ = (
+            spend if isinstance(spend, PrivacySpend) else PrivacySpend(epsilon=mechanism.epsilon)
+        )
+        return self
+
+    def predict(self, X: Any) -> FloatArray:
+        """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""
+        self._check_fitted("leaf_values_")
+        X_arr = check_matrix(X, "X")
+        if X_arr.shape[1] != self.n_features_in_:
+            raise ValueError(
+                f"X has {X_arr.shape[1]} features but the model was fitted with "
+                f"{self.n_features_in_}"
+            )
+        X_scaled = self.scaler_.transform(X_arr)
+        pred = self.leaf_values_[np.asarray(self.partition_.cells(X_scaled))]
+        if self.outside == "zero":
+            pred = np.where(self.scaler_.inside(X_scaled), pred, 0.0)
+        return np.asarray(pred, dtype=np.float64)
+
+    def score(self, X: Any, y: Any) -> float:
+        """Coefficient of determination ``R^2 = 1 - SS_res / SS_tot`` (as scikit-learn)."""
+        pred = self.predict(X)
+        y_arr = check_vector(y, "y", n=pred.shape[0])
+        ss_res = float(np.sum((y_arr - pred) ** 2))
+        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
+        if ss_tot == 0.0:
+            return 1.0 if ss_res == 0.0 else 0.0
+        return 1.0 - ss_res / ss_tot

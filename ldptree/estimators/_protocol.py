@@ -1,0 +1,81 @@
+"""The one-round protocol shared by every tree estimator (DESIGN.md, steps 1-3).
+
+``check_fit_data`` validates private and public inputs together; ``run_round`` routes the private
+rows through the published partition, lets each holder's record pass through the mechanism (the
+only place private data is touched) and folds the reports into an aggregator chunk by chunk, so
+memory is ``O(chunk_size * n_cells)`` whatever ``n``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from ldptree._typing import FloatArray, PRNGKey
+from ldptree._validation import check_matrix, check_vector
+from ldptree.estimators._aggregate import SumAggregator
+from ldptree.partitions._partition import Partition
+from ldptree.partitions._scaling import RangeScaler
+from ldptree.protocols import CellEstimates, Mechanism
+
+
+def check_fit_data(
+    X: Any, y: Any, X_public: Any, y_public: Any
+) -> tuple[FloatArray, FloatArray, FloatArray | None, FloatArray | None]:
+    """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``."""
+    X_arr = check_matrix(X, "X")
+    y_arr = check_vector(y, "y", n=X_arr.shape[0])
+    if X_public is None:
+        if y_public is not None:
+            raise ValueError("y_public was given without X_public; pass both or neither")
+        return X_arr, y_arr, None, None
+    Xq = check_matrix(X_public, "X_public", allow_empty=True)
+    if Xq.shape[1] != X_arr.shape[1]:
+        raise ValueError(
+            f"X_public has {Xq.shape[1]} features but X has {X_arr.shape[1]}; they must match"
+        )
+    if Xq.shape[0] == 0:
+        if y_public is not None:
+            raise ValueError(
+                "X_public is empty but y_public was given; pass X_public=None and y_public=None "
+                "to fit without public data"
+            )
+        return X_arr, y_arr, None, None
+    yq = None if y_public is None else check_vector(y_public, "y_public", n=Xq.shape[0])
+    return X_arr, y_arr, Xq, yq
+
+
+def fit_scaler(X_public: FloatArray | None, n_features: int, margin: float) -> RangeScaler:
+    """Public min-max box, or the unit cube when there is no public data."""
+    if X_public is None:
+        return RangeScaler.unit(n_features)
+    return RangeScaler.fit(X_public, margin=margin)
+
+
+def run_round(
+    partition: Partition,
+    mechanism: Mechanism,
+    X_scaled: FloatArray,
+    y: FloatArray,
+    *,
+    key: PRNGKey,
+    chunk_size: int,
+) -> CellEstimates:
+    """Privatize every private row and aggregate: the holders' and the curator's side in one loop.
+
+    Holder ``i`` uses ``fold_in(key, i)`` whatever ``chunk_size``, so the result does not depend on
+    the chunking.
+    """
+    n_cells = partition.n_leaves
+    aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
+    state = aggregator.init()
+    n = X_scaled.shape[0]
+    for start in range(0, n, chunk_size):
+        stop = min(start + chunk_size, n)
+        cells = partition.cells(X_scaled[start:stop])
+        labels = jax.numpy.asarray(y[start:stop], dtype=np.float32)
+        reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
+        state = aggregator.update(state, reports)
+    return aggregator.finalize(state)

@@ -1,0 +1,95 @@
+"""Top-down growth of a partition on public data, shared by every splitting rule.
+
+Stopping rules (spec §2.2, the reference builder): a node holding ``m`` public points at depth
+``s`` becomes a leaf when ``m <= min_samples_split``, when ``s >= max_depth``, or when its rows
+``[x | y]`` take at most ``min_samples_split`` distinct values. Otherwise the rule proposes an
+ordered list of candidate splits and the first whose two children both keep at least
+``min_samples_leaf`` public points is taken; if none qualifies the node is a leaf.
+
+With no public rows at all (``X`` of shape ``(0, d)``) the count rules are meaningless and every
+node is split down to ``max_depth``: the data-free partition. Rules must then propose splits that
+need no data (the max-edge midpoint does).
+
+Growth visits nodes depth first, left child first; loops run over nodes (at most ``2^(s+1)``),
+never over private data, and the public data are small.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from ldptree._typing import FloatArray, IntArray
+from ldptree.partitions._partition import Partition
+
+#: ``propose(X_node, y_node, lower, upper, depth) -> [(feature, threshold), ...]`` in order of
+#: preference; ``y_node`` is ``None`` when no public labels were given.
+Proposer = Callable[
+    [FloatArray, FloatArray | None, FloatArray, FloatArray, int], Sequence[tuple[int, float]]
+]
+
+
+def grow(
+    X: FloatArray,
+    y: FloatArray | None,
+    *,
+    max_depth: int,
+    min_samples_split: int,
+    min_samples_leaf: int,
+    propose: Proposer,
+) -> Partition:
+    """Grow a partition of ``[0, 1]^d`` from public rows ``X`` (already scaled) and labels ``y``."""
+    n, d = X.shape
+    data_free = n == 0
+    feature: list[int] = [-1]
+    threshold: list[float] = [np.nan]
+    left: list[int] = [-1]
+    right: list[int] = [-1]
+    lower: list[FloatArray] = [np.zeros(d)]
+    upper: list[FloatArray] = [np.ones(d)]
+    stack: list[tuple[int, IntArray, int]] = [(0, np.arange(n), 0)]
+    while stack:
+        node, rows, depth = stack.pop()
+        if depth >= max_depth:
+            continue
+        X_node = X[rows]
+        y_node = None if y is None else y[rows]
+        if not data_free and _too_small(X_node, y_node, min_samples_split):
+            continue
+        for f, t in propose(X_node, y_node, lower[node], upper[node], depth):
+            go_left = X_node[:, f] < t
+            n_left = int(go_left.sum())
+            if not data_free and min(n_left, rows.shape[0] - n_left) < min_samples_leaf:
+                continue
+            ids = (len(feature), len(feature) + 1)
+            feature[node], threshold[node] = f, t
+            left[node], right[node] = ids
+            lo_right, up_left = lower[node].copy(), upper[node].copy()
+            up_left[f] = lo_right[f] = t
+            for _ in ids:
+                feature.append(-1)
+                threshold.append(np.nan)
+                left.append(-1)
+                right.append(-1)
+            lower.extend([lower[node], lo_right])
+            upper.extend([up_left, upper[node]])
+            stack.append((ids[1], rows[~go_left], depth + 1))
+            stack.append((ids[0], rows[go_left], depth + 1))
+            break
+    return Partition.from_arrays(
+        feature=feature,
+        threshold=threshold,
+        left=left,
+        right=right,
+        lower=np.asarray(lower),
+        upper=np.asarray(upper),
+    )
+
+
+def _too_small(X_node: FloatArray, y_node: FloatArray | None, min_samples_split: int) -> bool:
+    m = X_node.shape[0]
+    if m <= min_samples_split:
+        return True
+    rows = X_node if y_node is None else np.column_stack([X_node, y_node])
+    return int(np.unique(rows, axis=0).shape[0]) <= min_samples_split

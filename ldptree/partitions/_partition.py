@@ -1,0 +1,288 @@
+"""The fitted partition: an immutable JAX pytree of flat node arrays.
+
+A partition of the unit cube ``[0, 1]^d`` is a binary tree. Node ``i`` with ``left[i] >= 0`` splits
+on feature ``feature[i]`` at ``threshold[i]``: rows with ``x[feature] < threshold`` go to
+``left[i]``, the others to ``right[i]`` (the reference code's convention, spec §2.1). Leaves carry
+``leaf_id[i] in 0..L-1``; internal nodes carry ``-1``. ``lower``/``upper`` hold each node's box.
+
+``cells(X)`` walks all rows down the tree together, one gather per level, so its cost is
+``O(n * depth)`` array work with no Python loop over rows. A point outside ``[0, 1]^d`` is routed by
+the same threshold comparisons, which is the same as clamping it into the cube first.
+
+The partition is what a curator publishes to data holders; ``to_json``/``from_json`` round-trip it
+exactly (floats are written as ``float.hex`` strings) and ``from_json`` re-validates the structure,
+so a holder never routes its record through a malformed tree.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from typing import Any
+
+import attrs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ldptree._typing import FloatArray, Int32Array
+
+_FORMAT = "ldptree.partition/1"
+
+
+def _int32(a: Any) -> Int32Array:
+    return np.ascontiguousarray(np.asarray(a, dtype=np.int32))
+
+
+def _float64(a: Any) -> FloatArray:
+    return np.ascontiguousarray(np.asarray(a, dtype=np.float64))
+
+
+@attrs.frozen(eq=False)
+class Partition:
+    """A fitted partition of ``[0, 1]^d`` into ``n_leaves`` cells (see module docstring).
+
+    Build one with :meth:`from_arrays` (which validates and derives ``depth``/``n_leaves``) or
+    :meth:`from_json`; partitioners return them from ``fit``.
+    """
+
+    feature: Int32Array
+    threshold: FloatArray
+    left: Int32Array
+    right: Int32Array
+    leaf_id: Int32Array
+    lower: FloatArray
+    upper: FloatArray
+    depth: int
+    n_leaves: int
+
+    # -- construction -------------------------------------------------------------------------
+    @classmethod
+    def from_arrays(
+        cls,
+        *,
+        feature: Any,
+        threshold: Any,
+        left: Any,
+        right: Any,
+        lower: Any,
+        upper: Any,
+    ) -> Partition:
+        """Validate node arrays (root is node 0) and number the leaves in node order."""
+        feature_a, left_a, right_a = _int32(feature), _int32(left), _int32(right)
+        threshold_a, lower_a, upper_a = _float64(threshold), _float64(lower), _float64(upper)
+        n_nodes = feature_a.shape[0]
+        if n_nodes == 0:
+            raise ValueError("a partition needs at least one node (the root)")
+        for name, arr in (("threshold", threshold_a), ("left", left_a), ("right", right_a)):
+            if arr.shape != (n_nodes,):
+                raise ValueError(f"{name} must have shape ({n_nodes},), got {arr.shape}")
+        if lower_a.ndim != 2 or lower_a.shape[0] != n_nodes or lower_a.shape != upper_a.shape:
+            raise ValueError(
+                f"lower/upper must both have shape ({n_nodes}, n_features), "
+                f"got {lower_a.shape} and {upper_a.shape}"
+            )
+        d = lower_a.shape[1]
+        is_leaf = left_a < 0
+        if np.any(is_leaf != (right_a < 0)):
+            raise ValueError("left and right must both be -1 at leaves and both >= 0 elsewhere")
+        internal = ~is_leaf
+        if np.any(left_a[internal] >= n_nodes) or np.any(right_a[internal] >= n_nodes):
+            raise ValueError("child indices must be < the number of nodes")
+        if np.any((feature_a[internal] < 0) | (feature_a[internal] >= d)):
+            raise ValueError(f"split features must lie in [0, {d}) at internal nodes")
+        if not np.all(np.isfinite(threshold_a[internal])):
+            raise ValueError("split thresholds must be finite at internal nodes")
+        # every node except the root must be the child of exactly one node, reached once
+        children = np.concatenate([left_a[internal], right_a[internal]])
+        counts = np.bincount(children, minlength=n_nodes)
+        if counts[0] != 0 or np.any(counts[1:] != 1):
+            raise ValueError("node arrays must form a single tree rooted at node 0")
+        depth_of = np.zeros(n_nodes, dtype=np.int64)
+        order = [0]
+        for node in order:  # breadth-first, over nodes (public, tiny), never over rows
+            if internal[node]:
+                for child in (int(left_a[node]), int(right_a[node])):
+                    depth_of[child] = depth_of[node] + 1
+                    order.append(child)
+        if len(order) != n_nodes:
+            raise ValueError("node arrays contain nodes unreachable from the root")
+        leaf_id = np.full(n_nodes, -1, dtype=np.int32)
+        leaf_id[is_leaf] = np.arange(int(is_leaf.sum()), dtype=np.int32)
+        return cls(
+            feature=np.where(is_leaf, -1, feature_a).astype(np.int32),
+            threshold=np.where(is_leaf, np.nan, threshold_a),
+            left=left_a,
+            right=right_a,
+            leaf_id=leaf_id,
+            lower=lower_a,
+            upper=upper_a,
+            depth=int(depth_of.max()),
+            n_leaves=int(is_leaf.sum()),
+        )
+
+    @classmethod
+    def trivial(cls, n_features: int) -> Partition:
+        """The one-cell partition of ``[0, 1]^d``."""
+        return cls.from_arrays(
+            feature=[-1],
+            threshold=[np.nan],
+            left=[-1],
+            right=[-1],
+            lower=np.zeros((1, n_features)),
+            upper=np.ones((1, n_features)),
+        )
+
+    # -- properties ---------------------------------------------------------------------------
+    @property
+    def n_nodes(self) -> int:
+        return int(self.feature.shape[0])
+
+    @property
+    def n_features(self) -> int:
+        return int(self.lower.shape[1])
+
+    @property
+    def leaf_nodes(self) -> Int32Array:
+        """Node index of each leaf, ordered by leaf id: ``int32[L]``."""
+        return np.flatnonzero(self.left < 0).astype(np.int32)
+
+    @property
+    def leaf_lower(self) -> FloatArray:
+        """Lower corners of the cells, ordered by leaf id: ``float[L, d]``."""
+        return self.lower[self.leaf_nodes]
+
+    @property
+    def leaf_upper(self) -> FloatArray:
+        """Upper corners of the cells, ordered by leaf id: ``float[L, d]``."""
+        return self.upper[self.leaf_nodes]
+
+    # -- routing ------------------------------------------------------------------------------
+    def cells(self, X: Any) -> jax.Array:
+        """Cell index of every row: ``float[n, d] -> int32[n]`` (jitted, ``O(depth)`` per row).
+
+        Comparisons run in JAX's default float dtype (float32 unless ``jax_enable_x64``). Max-edge
+        thresholds are dyadic and therefore exact in float32; a data-dependent threshold is
+        compared after rounding to float32, which can move a point lying within one float32 ulp of
+        a threshold. That is a change of partition, not of privacy: any partition is allowed.
+        """
+        X = jnp.asarray(X)
+        if X.ndim != 2 or X.shape[1] != self.n_features:
+            raise ValueError(
+                f"X must have shape (n_samples, {self.n_features}) to be routed through this "
+                f"partition, got {tuple(X.shape)}"
+            )
+        routed: jax.Array = _route(self, X)
+        return routed
+
+    # -- serialisation ------------------------------------------------------------------------
+    def to_json(self) -> str:
+        """Exact JSON encoding (floats as ``float.hex``) of what a curator publishes."""
+
+        def hexes(a: FloatArray) -> Any:
+            return [float(v).hex() for v in a] if a.ndim == 1 else [hexes(r) for r in a]
+
+        payload = {
+            "format": _FORMAT,
+            "n_features": self.n_features,
+            "feature": self.feature.tolist(),
+            "threshold": hexes(self.threshold),
+            "left": self.left.tolist(),
+            "right": self.right.tolist(),
+            "lower": hexes(self.lower),
+            "upper": hexes(self.upper),
+        }
+        return json.dumps(payload, separators=(",", ":"))
+
+    @classmethod
+    def from_json(cls, text: str) -> Partition:
+        """Inverse of :meth:`to_json`; validates the tree before returning it."""
+        try:
+            payload = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ValueError(f"text is not valid JSON: {err}") from None
+        if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
+            raise ValueError(f"text is not an ldptree partition (expected format {_FORMAT!r})")
+
+        def floats(a: Any) -> FloatArray:
+            return np.asarray(
+                [float.fromhex(v) if isinstance(v, str) else floats(v) for v in a],
+                dtype=np.float64,
+            )
+
+        try:
+            d = int(payload["n_features"])
+            lower = floats(payload["lower"]).reshape(-1, d)
+            upper = floats(payload["upper"]).reshape(-1, d)
+            return cls.from_arrays(
+                feature=payload["feature"],
+                threshold=floats(payload["threshold"]),
+                left=payload["left"],
+                right=payload["right"],
+                lower=lower,
+                upper=upper,
+            )
+        except (KeyError, TypeError) as err:
+            raise ValueError(f"partition JSON is missing or has a malformed field: {err}") from None
+
+    def equals(self, other: object) -> bool:
+        """Exact structural equality (NaN thresholds at leaves compare equal)."""
+        if not isinstance(other, Partition):
+            return False
+        pairs: list[tuple[Int32Array | FloatArray, Int32Array | FloatArray]] = [
+            (self.feature, other.feature),
+            (self.left, other.left),
+            (self.right, other.right),
+            (self.leaf_id, other.leaf_id),
+            (self.lower, other.lower),
+            (self.upper, other.upper),
+        ]
+        same_shape = all(a.shape == b.shape for a, b in pairs) and (
+            self.threshold.shape == other.threshold.shape
+        )
+        return (
+            same_shape
+            and all(np.array_equal(a, b) for a, b in pairs)
+            and np.array_equal(self.threshold, other.threshold, equal_nan=True)
+        )
+
+
+def _flatten(p: Partition) -> tuple[tuple[Any, ...], tuple[int, int]]:
+    children = (p.feature, p.threshold, p.left, p.right, p.leaf_id, p.lower, p.upper)
+    return children, (p.depth, p.n_leaves)
+
+
+def _unflatten(aux: tuple[int, int], children: Any) -> Partition:
+    feature, threshold, left, right, leaf_id, lower, upper = children
+    return Partition(
+        feature=feature,
+        threshold=threshold,
+        left=left,
+        right=right,
+        leaf_id=leaf_id,
+        lower=lower,
+        upper=upper,
+        depth=aux[0],
+        n_leaves=aux[1],
+    )
+
+
+jax.tree_util.register_pytree_node(Partition, _flatten, _unflatten)
+
+
+@partial(jax.jit)
+def _route(partition: Partition, X: jax.Array) -> jax.Array:
+    # Leaves loop to themselves, so `depth` gathers take every row to its leaf with no masking.
+    node_ids = jnp.arange(partition.feature.shape[0], dtype=jnp.int32)
+    is_leaf = jnp.asarray(partition.left) < 0
+    go_left = jnp.where(is_leaf, node_ids, jnp.asarray(partition.left))
+    go_right = jnp.where(is_leaf, node_ids, jnp.asarray(partition.right))
+    feature = jnp.where(is_leaf, 0, jnp.asarray(partition.feature))
+    threshold = jnp.where(is_leaf, jnp.inf, jnp.asarray(partition.threshold)).astype(X.dtype)
+    rows = jnp.arange(X.shape[0])
+    node = jnp.zeros(X.shape[0], dtype=jnp.int32)
+    for _ in range(partition.depth):  # static: unrolled once per tree depth
+        x = X[rows, feature[node]]
+        node = jnp.where(x < threshold[node], go_left[node], go_right[node])
+    leaf: jax.Array = jnp.asarray(partition.leaf_id)[node]
+    return leaf

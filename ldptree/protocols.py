@@ -1,0 +1,107 @@
+"""The three protocols every estimator composes: Partitioner x Mechanism x Aggregator.
+
+One round of the protocol (DESIGN.md):
+
+1. The curator fits a :class:`Partitioner` on public data only and publishes the resulting
+   :class:`~ldptree.partitions.Partition` ``pi = {A_1, ..., A_L}``.
+2. Holder ``i`` encodes its record as ``(j_i, y_i)`` with ``X_i in A_{j_i}`` and releases one report
+   ``R_i ~ M(. | j_i, y_i)`` from a :class:`Mechanism`. ``M`` is epsilon-LDP when for all records
+   ``r, r'`` and reports ``s``: ``M(s | r) <= e^epsilon M(s | r')``. This is the only code that
+   touches private data.
+3. The curator folds reports into per-cell sufficient statistics with an :class:`Aggregator`, a
+   commutative monoid (``init``/``update``/``merge``), and ``finalize`` returns unbiased estimates
+   of the per-cell count ``c_j = sum_i 1{j_i = j}`` and label sum ``s_j = sum_i y_i 1{j_i = j}``.
+
+Estimators read predictions out of those estimates (LPDT: ``s_j / c_j``, LPDT paper eq. (5)).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, TypeVar, runtime_checkable
+
+import attrs
+import jax
+
+from ldptree._typing import FloatArray, PRNGKey
+from ldptree.partitions._partition import Partition
+
+__all__ = ["Aggregator", "CellEstimates", "Mechanism", "Partition", "Partitioner"]
+
+Report = Any  # a pytree of arrays with a leading holder axis
+Stats = Any  # a pytree of per-cell sums
+
+
+@attrs.frozen(eq=False)
+class CellEstimates:
+    """Unbiased per-cell estimates from aggregated reports.
+
+    ``count[j]`` estimates ``c_j`` and ``label_sum[j]`` estimates ``s_j``; ``n`` is the exact
+    number of reports aggregated (report counts are public in the one-round protocol).
+    """
+
+    count: FloatArray
+    label_sum: FloatArray
+    n: int
+
+
+@runtime_checkable
+class Partitioner(Protocol):
+    """Grows a partition of ``[0, 1]^d`` from public data; deterministic given ``key``."""
+
+    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
+        """``float[n_q, d]`` (already scaled), optional ``float[n_q]`` -> :class:`Partition`."""
+        ...
+
+
+@runtime_checkable
+class Mechanism(Protocol):
+    """A local randomizer for records ``(cell, label)`` and the algebra to debias its reports.
+
+    Implementations are immutable and declare ``epsilon``, the whole per-holder budget.
+
+    * ``privatize(key, cells, labels, n_cells, *, first_holder=0)``: vectorised over holders, pure
+      and jittable. Holder ``first_holder + i`` draws its randomness from
+      ``fold_in(key, first_holder + i)``, so reports do not depend on how holders are chunked.
+      Labels are clipped to the declared bound inside.
+    * ``summarize(reports, n_cells)``: per-chunk sufficient statistics (a pytree of arrays whose
+      leaves add up across chunks exactly).
+    * ``debias(stats, n)``: the affine map from summed statistics to :class:`CellEstimates`.
+    * ``log_prob(report, cell, label, n_cells)``: log-likelihood of one holder's report given one
+      record, in float64, for the accountant and for likelihood-based tests.
+    """
+
+    @property
+    def epsilon(self) -> float: ...
+
+    def privatize(
+        self,
+        key: PRNGKey,
+        cells: jax.Array,
+        labels: jax.Array,
+        n_cells: int,
+        *,
+        first_holder: int = 0,
+    ) -> Report: ...
+
+    def summarize(self, reports: Report, n_cells: int) -> Stats: ...
+
+    def debias(self, stats: Stats, n: int) -> CellEstimates: ...
+
+    def log_prob(self, report: Report, cell: int, label: float, n_cells: int) -> float: ...
+
+
+S = TypeVar("S")
+
+
+@runtime_checkable
+class Aggregator(Protocol[S]):
+    """A streaming monoid over reports: ``update``/``merge`` are associative and exact, so one
+    process, chunked streaming and a distributed reduction give identical results."""
+
+    def init(self) -> S: ...
+
+    def update(self, state: S, reports: Report) -> S: ...
+
+    def merge(self, a: S, b: S) -> S: ...
+
+    def finalize(self, state: S) -> CellEstimates: ...
