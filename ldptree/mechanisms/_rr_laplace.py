@@ -42,9 +42,11 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import PRNGKey
 from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
 from ldptree.accounting._spend import PrivacySpend
+from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
 from ldptree.protocols import CellEstimates
 
 #: Laplace tail beyond which released labels are clamped, in units of the noise scale ``b``.
@@ -181,10 +183,17 @@ class RRLaplaceMechanism:
             lo, hi = int(cells.min()), int(cells.max())
             if lo < 0 or hi >= n_cells:
                 raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
-        out: RRLaplaceReport = _privatize(
-            self, int(n_cells), key, cells.astype(jnp.int32), labels, first_holder
+        n, n_cells = int(cells.shape[0]), int(n_cells)
+        rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
+        padded = _privatize(
+            self,
+            width,
+            key_words(key),
+            jnp.pad(cells.astype(jnp.int32), (0, rows - n)),
+            jnp.pad(labels, (0, rows - n)),
+            jnp.uint32(first_holder),
         )
-        return out
+        return RRLaplaceReport(padded.bits[:n, :n_cells], padded.code[:n])
 
     # -- curator side ---------------------------------------------------------------------------
     def summarize(self, reports: RRLaplaceReport, n_cells: int) -> dict[str, jax.Array]:
@@ -200,8 +209,14 @@ class RRLaplaceMechanism:
             raise ValueError(
                 f"reports.bits must have shape ({n}, {n_cells}), got {reports.bits.shape}"
             )
-        sums: dict[str, jax.Array] = _summarize(reports.bits, reports.code)
-        return sums
+        rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
+        bits = jnp.pad(jnp.asarray(reports.bits, dtype=bool), ((0, rows - n), (0, width - n_cells)))
+        sums = _summarize(bits, jnp.pad(jnp.asarray(reports.code, dtype=jnp.int32), (0, rows - n)))
+        return {
+            "count": sums["count"][:n_cells],
+            "code_sum": sums["code_sum"][:n_cells],
+            "code_total": sums["code_total"],
+        }
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Unbiased cell counts and label sums from summed statistics of ``n`` reports."""
@@ -268,33 +283,28 @@ class RRLaplaceMechanism:
 @partial(jax.jit, static_argnums=(0, 1))
 def _privatize(
     mech: RRLaplaceMechanism,
-    n_cells: int,
-    key: PRNGKey,
+    width: int,
+    key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
-    first_holder: int | jax.Array,
+    first_holder: jax.Array,
 ) -> RRLaplaceReport:
-    bits_per_word = 32 // mech.precision_bits
-    n_words = -(-n_cells // bits_per_word)
-    threshold = jnp.uint32(mech.flip_threshold)
+    # Holder words: `n_flip` for the flips (two 16-bit draws per word at 16-bit precision), one
+    # for the Laplace variate, one for the stochastic rounding.
+    per_word = 32 // mech.precision_bits
+    n_flip = -(-width // per_word)
+    words = holder_words(key_data, first_holder, cells.shape[0], n_flip + 2)
+    flips = words[:, :n_flip]
+    if per_word == 2:
+        flips = jnp.concatenate([flips & jnp.uint32(0xFFFF), flips >> 16], axis=1)
+    onehot = jnp.arange(width)[None, :] == cells[:, None]
+    bits = (flips[:, :width] < jnp.uint32(mech.flip_threshold)) ^ onehot
     lo, hi = mech.label_bound
-    center, step, k_lim = mech.label_center, mech.label_step, mech.code_limit
-    scale_in_steps = mech.label_scale / step
-
-    def one(holder: jax.Array, cell: jax.Array, label: jax.Array) -> RRLaplaceReport:
-        k_bits, k_noise, k_round = jax.random.split(jax.random.fold_in(key, holder), 3)
-        words = jax.random.bits(k_bits, (n_words,), dtype=jnp.uint32)
-        if bits_per_word == 2:
-            words = jnp.concatenate([words & jnp.uint32(0xFFFF), words >> 16])
-        flip = words[:n_cells] < threshold
-        bits = flip ^ (jnp.arange(n_cells) == cell)
-        y = (jnp.clip(label, lo, hi) - center) / step
-        v = y + scale_in_steps * jax.random.laplace(k_noise, dtype=jnp.float32)
-        code = jnp.floor(v + jax.random.uniform(k_round, dtype=jnp.float32))
-        return RRLaplaceReport(bits, jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
-
-    holders = jnp.uint32(first_holder) + jnp.arange(cells.shape[0], dtype=jnp.uint32)
-    return jax.vmap(one)(holders, cells, labels)
+    y = (jnp.clip(labels, lo, hi) - mech.label_center) / mech.label_step
+    v = y + (mech.label_scale / mech.label_step) * laplace(words[:, n_flip])
+    code = jnp.floor(v + unit_halfopen(words[:, n_flip + 1]))
+    k_lim = mech.code_limit
+    return RRLaplaceReport(bits, jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
 
 
 @jax.jit
