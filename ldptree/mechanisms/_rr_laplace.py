@@ -62,9 +62,14 @@ class RRLaplaceReport(NamedTuple):
     code: jax.Array
 
 
-def _check_bits(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if value not in (16, 32):
-        raise ValueError(f"{attribute.name} must be 16 or 32, got {value!r}")
+def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value not in (None, 16, 32):
+        raise ValueError(f"{attribute.name} must be None (automatic), 16 or 32, got {value!r}")
+
+
+def _threshold(cell_epsilon: float, bits: int) -> int:
+    q = 1.0 / (1.0 + math.exp(cell_epsilon / 2.0))
+    return max(1, math.ceil(q * 2.0**bits))
 
 
 @attrs.frozen
@@ -80,14 +85,24 @@ class RRLaplaceMechanism:
     budget_split:
         ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
     precision_bits:
-        Width (16 or 32) of the uniform integers realising the flips; 16 halves the random bits
-        drawn, and the realised budget never exceeds the claim either way.
+        Width (16 or 32) of the uniform integers realising the flips. ``None`` (default) takes 16,
+        which halves the random bits drawn, unless the cell budget is too small for 16 bits to
+        realise a flip probability below 1/2; the realised budget never exceeds the claim.
     """
 
     epsilon: float = attrs.field(converter=to_epsilon)
     label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int = attrs.field(default=16, validator=_check_bits)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+
+    def __attrs_post_init__(self) -> None:
+        bits = 32 if self.precision_bits is None else self.precision_bits
+        if _threshold(self.cell_epsilon, bits) >= 2 ** (bits - 1):
+            raise ValueError(
+                f"epsilon * budget_split = {self.cell_epsilon:.3g} is too small to realise a flip "
+                f"probability below 1/2 with {bits}-bit uniforms (precision_bits); "
+                "raise epsilon or budget_split"
+            )
 
     # -- constants ------------------------------------------------------------------------------
     @property
@@ -112,15 +127,21 @@ class RRLaplaceMechanism:
         )
 
     @property
+    def bits(self) -> int:
+        """Width of the uniform integers actually used (resolves ``precision_bits=None``)."""
+        if self.precision_bits is not None:
+            return self.precision_bits
+        return 16 if _threshold(self.cell_epsilon, 16) < 2**15 else 32
+
+    @property
     def flip_threshold(self) -> int:
         """``T = ceil(q 2^bits)`` with ``q = 1 / (1 + e^{rho eps / 2})``; at least 1."""
-        q = 1.0 / (1.0 + math.exp(self.cell_epsilon / 2.0))
-        return max(1, math.ceil(q * 2.0**self.precision_bits))
+        return _threshold(self.cell_epsilon, self.bits)
 
     @property
     def flip_prob(self) -> float:
         """Realised flip probability ``q' = T / 2^bits``."""
-        return self.flip_threshold / 2.0**self.precision_bits
+        return self.flip_threshold / 2.0**self.bits
 
     @property
     def keep_prob(self) -> float:
@@ -291,7 +312,7 @@ def _privatize(
 ) -> RRLaplaceReport:
     # Holder words: `n_flip` for the flips (two 16-bit draws per word at 16-bit precision), one
     # for the Laplace variate, one for the stochastic rounding.
-    per_word = 32 // mech.precision_bits
+    per_word = 32 // mech.bits
     n_flip = -(-width // per_word)
     words = holder_words(key_data, first_holder, cells.shape[0], n_flip + 2)
     flips = words[:, :n_flip]
