@@ -45,7 +45,7 @@ def test_get_set_params_round_trip():
     m.set_params(max_depth=2, budget_split=0.3)
     assert m.max_depth == 2 and m.budget_split == 0.3
     assert LPDTRegressor(**params).get_params() == params
-    with pytest.raises(ValueError, match="invalid parameter 'depth'"):
+    with pytest.raises(ValueError, match=r"invalid parameter 'depth'"):
         m.set_params(depth=3)
     assert "epsilon=2.0" in repr(LPDTRegressor(epsilon=2.0))
 
@@ -85,7 +85,7 @@ def test_partition_never_depends_on_private_data(data):
 
 
 def test_fallback_threshold_controls_public_mean_use(data):
-    X, y, Xq, yq, Xt, _ = data
+    X, y, Xq, yq, *_ = data
     strict = LPDTRegressor(epsilon=4.0, max_depth=3, min_private_ratio=1.0, random_state=0).fit(
         X, y, X_public=Xq, y_public=yq
     )
@@ -110,7 +110,7 @@ def test_custom_mechanism_and_partitioner_compose(data):
         epsilon=3.0, mechanism=mech, rule=MaxEdgePartitioner(max_depth=2), random_state=0
     ).fit(X, y, X_public=Xq, y_public=yq)
     assert m.mechanism_ is mech and m.partition_.n_leaves <= 4
-    with pytest.raises(ValueError, match="mechanism.epsilon"):
+    with pytest.raises(ValueError, match=r"mechanism\.epsilon"):
         LPDTRegressor(epsilon=1.0, mechanism=mech).fit(X, y, X_public=Xq, y_public=yq)
     with pytest.raises(TypeError, match="mechanism"):
         LPDTRegressor(mechanism=object()).fit(X, y, X_public=Xq, y_public=yq)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import jax
@@ -121,10 +122,7 @@ def test_label_codes_follow_the_likelihood():
     support = np.arange(-m.code_limit, m.code_limit + 1)
     expected = (
         np.array(
-            [
-                probs[(support >= a) & (support < b)].sum()
-                for a, b in zip(edges[:-1], edges[1:], strict=True)
-            ]
+            [probs[(support >= a) & (support < b)].sum() for a, b in itertools.pairwise(edges)]
         )
         * n
     )
