@@ -121,8 +121,9 @@ def test_custom_mechanism_and_partitioner_compose(data):
 def test_public_data_helps_on_the_figure1_model():
     """LPDT paper Figure 1: 500 public + 7,000 private beats 8,000 private without public data
     at epsilon = 8 (paper: MSE 1.08 vs 1.19). Each arm uses its best setting from a 20-rep grid
-    run (depth 4, n_l = 20, rho = 0.5 with public data; depth 3, rho = 0.5 without), and the
-    comparison is paired over 12 fixed seeds; it is deterministic for these seeds."""
+    run on other seeds (depth 4, n_l = 10, rho = 0.5 with public data: 1.104 +- 0.029; depth 3,
+    rho = 0.5 without: 1.195 +- 0.075). Paired over 12 fixed seeds, the expected gap is about four
+    standard errors; with fixed seeds the outcome is deterministic."""
     with_public, without = [], []
     for rep in range(12):
         rng = np.random.default_rng(1000 + rep)
@@ -130,7 +131,7 @@ def test_public_data_helps_on_the_figure1_model():
         X, y = lpdt_figure1(7000, rng)
         X8, y8 = lpdt_figure1(8000, rng)
         Xt, yt = lpdt_figure1(2000, rng)
-        pub = LPDTRegressor(8.0, 4, 20, random_state=rep).fit(X, y, X_public=Xq, y_public=yq)
+        pub = LPDTRegressor(8.0, 4, 10, random_state=rep).fit(X, y, X_public=Xq, y_public=yq)
         nopub = LPDTRegressor(8.0, 3, label_bound=(yq.min(), yq.max()), random_state=rep).fit(
             X8, y8
         )
