@@ -176,6 +176,8 @@ class LPDTRegressor(BaseEstimator):
         min_ratio = check_real(self.min_private_ratio, "min_private_ratio")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         margin = check_real(self.feature_margin, "feature_margin")
+        if margin < 0:
+            raise ValueError(f"feature_margin must be >= 0, got {margin}")
         if self.outside not in _OUTSIDE:
             raise ValueError(f"outside must be one of {_OUTSIDE}, got {self.outside!r}")
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)

@@ -57,6 +57,23 @@ class Figure1Result:
             )
         return "\n".join(lines)
 
+    def grid_table(self) -> str:
+        """Markdown table of every configuration: mean and median test MSE over repetitions.
+
+        The mean is what the paper reports; the median shows how much of it comes from the rare
+        repetitions where a cell's debiased private count is small and positive, so the ratio
+        ``s^_j / c^_j`` explodes (the reference read-out does not guard against this; raise
+        ``min_private_ratio`` to fall back to the public mean in such cells).
+        """
+        lines = ["| arm | depth | n_l | mean | median | max |", "|---|---|---|---|---|---|"]
+        for (arm, depth, n_l), v in sorted(self.mse.items()):
+            leaf = "-" if arm == "no public" else str(n_l)
+            lines.append(
+                f"| {arm} | {depth} | {leaf} | {v.mean():.3f} | {np.median(v):.3f} | "
+                f"{v.max():.3f} |"
+            )
+        return "\n".join(lines)
+
 
 def _arms(
     rng: np.random.Generator,

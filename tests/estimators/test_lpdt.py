@@ -185,6 +185,7 @@ def test_bad_data_names_the_argument(fit_args, fit_kwargs, name):
         (dict(min_samples_leaf=-1), "min_samples_leaf"),
         (dict(chunk_size=0), "chunk_size"),
         (dict(outside="drop"), "outside"),
+        (dict(feature_margin=-0.1), "feature_margin"),
         (dict(rule="cart_typo"), "rule"),
         (dict(label_bound=(1.0, -1.0)), "label_bound"),
         (dict(random_state=-1), "random_state"),
