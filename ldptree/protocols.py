@@ -68,6 +68,9 @@ class Mechanism(Protocol):
     * ``debias(stats, n)``: the affine map from summed statistics to :class:`CellEstimates`.
     * ``log_prob(report, cell, label, n_cells)``: log-likelihood of one holder's report given one
       record, in float64, for the accountant and for likelihood-based tests.
+
+    Optional: ``privatize_summarize(...)`` returning exactly ``summarize(privatize(...))`` in one
+    kernel (simulation fast path), ``max_summary_rows``, and ``spend`` (a ``PrivacySpend``).
     """
 
     @property

@@ -15,7 +15,7 @@ import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_matrix, check_vector
-from ldptree.estimators._aggregate import SumAggregator
+from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import CellEstimates, Mechanism
@@ -65,8 +65,9 @@ def run_round(
 ) -> CellEstimates:
     """Privatize every private row and aggregate: the holders' and the curator's side in one loop.
 
-    Holder ``i`` uses ``fold_in(key, i)`` whatever ``chunk_size``, so the result does not depend on
-    the chunking.
+    Holder ``i``'s randomness depends only on ``key`` and ``i`` whatever ``chunk_size``, and the
+    statistics are exact integers, so the result does not depend on the chunking. A mechanism's
+    optional ``privatize_summarize`` (equal to ``summarize(privatize(...))``) is used when present.
     """
     n_cells = partition.n_leaves
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
@@ -76,6 +77,13 @@ def run_round(
         stop = min(start + chunk_size, n)
         cells = partition.cells(X_scaled[start:stop])
         labels = jax.numpy.asarray(y[start:stop], dtype=np.float32)
-        reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
-        state = aggregator.update(state, reports)
+        fused = getattr(mechanism, "privatize_summarize", None)
+        if fused is not None and stop - start <= getattr(mechanism, "max_summary_rows", 0):
+            stats = jax.tree_util.tree_map(
+                to_host, fused(key, cells, labels, n_cells, first_holder=start)
+            )
+            state = aggregator.merge(state, SumState(n=stop - start, stats=stats))
+        else:
+            reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
+            state = aggregator.update(state, reports)
     return aggregator.finalize(state)

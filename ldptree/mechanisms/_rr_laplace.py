@@ -173,6 +173,11 @@ class RRLaplaceMechanism:
         return math.ceil(reach / self.label_step)
 
     @property
+    def summary_block(self) -> int:
+        """Rows per float32 block in summaries: a power of two with ``block * K < 2^24``."""
+        return 1 << ((2**24 - 1) // self.code_limit).bit_length() - 1
+
+    @property
     def max_summary_rows(self) -> int:
         """Largest report batch whose code sums fit exactly in int32."""
         return _INT32_LIMIT // self.code_limit
@@ -189,21 +194,7 @@ class RRLaplaceMechanism:
     ) -> RRLaplaceReport:
         """Reports of holders ``first_holder, first_holder + 1, ...``: ``int32[n], float[n]`` ->
         :class:`RRLaplaceReport`. Holder ``h`` uses only ``fold_in(key, h)``."""
-        cells = jnp.asarray(cells)
-        labels = jnp.asarray(labels, dtype=jnp.float32)
-        if cells.ndim != 1 or labels.shape != cells.shape:
-            raise ValueError(
-                f"cells and labels must be 1-d of equal length, got {cells.shape} and "
-                f"{labels.shape}"
-            )
-        if not jnp.issubdtype(cells.dtype, jnp.integer):
-            raise TypeError(f"cells must be integer cell indices, got dtype {cells.dtype}")
-        if int(n_cells) < 1:
-            raise ValueError(f"n_cells must be >= 1, got {n_cells}")
-        if not isinstance(cells, jax.core.Tracer) and cells.size:
-            lo, hi = int(cells.min()), int(cells.max())
-            if lo < 0 or hi >= n_cells:
-                raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
+        cells, labels = _check_records(cells, labels, n_cells)
         n, n_cells = int(cells.shape[0]), int(n_cells)
         rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
         padded = _privatize(
@@ -215,6 +206,42 @@ class RRLaplaceMechanism:
             jnp.uint32(first_holder),
         )
         return RRLaplaceReport(padded.bits[:n, :n_cells], padded.code[:n])
+
+    def privatize_summarize(
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        *,
+        first_holder: int = 0,
+    ) -> dict[str, jax.Array]:
+        """``summarize(privatize(...))`` in one jitted kernel (the simulation fast path).
+
+        Bitwise equal to the two-step result; the reports never leave the kernel, which saves a
+        pass over the ``n x L`` bits. At most ``max_summary_rows`` holders per call.
+        """
+        cells, labels = _check_records(cells, labels, n_cells)
+        n, n_cells = int(cells.shape[0]), int(n_cells)
+        if n > self.max_summary_rows:
+            raise ValueError(
+                f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
+            )
+        rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
+        sums = _privatize_summarize(
+            self,
+            width,
+            key_words(key),
+            jnp.pad(cells.astype(jnp.int32), (0, rows - n)),
+            jnp.pad(labels, (0, rows - n)),
+            jnp.uint32(first_holder),
+            jnp.int32(n),
+        )
+        return {
+            "count": sums["count"][:n_cells],
+            "code_sum": sums["code_sum"][:n_cells],
+            "code_total": sums["code_total"],
+        }
 
     # -- curator side ---------------------------------------------------------------------------
     def summarize(self, reports: RRLaplaceReport, n_cells: int) -> dict[str, jax.Array]:
@@ -232,7 +259,8 @@ class RRLaplaceMechanism:
             )
         rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
         bits = jnp.pad(jnp.asarray(reports.bits, dtype=bool), ((0, rows - n), (0, width - n_cells)))
-        sums = _summarize(bits, jnp.pad(jnp.asarray(reports.code, dtype=jnp.int32), (0, rows - n)))
+        code = jnp.pad(jnp.asarray(reports.code, dtype=jnp.int32), (0, rows - n))
+        sums = _summarize(self.summary_block, bits, code)
         return {
             "count": sums["count"][:n_cells],
             "code_sum": sums["code_sum"][:n_cells],
@@ -301,8 +329,26 @@ class RRLaplaceMechanism:
         return self.cell_log_prob(bits, cell) + self.label_log_prob(int(report.code), label)
 
 
-@partial(jax.jit, static_argnums=(0, 1))
-def _privatize(
+def _check_records(cells: Any, labels: Any, n_cells: int) -> tuple[jax.Array, jax.Array]:
+    """Validated ``(int cells[n], float32 labels[n])``; concrete cells are range-checked."""
+    cells = jnp.asarray(cells)
+    labels = jnp.asarray(labels, dtype=jnp.float32)
+    if cells.ndim != 1 or labels.shape != cells.shape:
+        raise ValueError(
+            f"cells and labels must be 1-d of equal length, got {cells.shape} and {labels.shape}"
+        )
+    if not jnp.issubdtype(cells.dtype, jnp.integer):
+        raise TypeError(f"cells must be integer cell indices, got dtype {cells.dtype}")
+    if int(n_cells) < 1:
+        raise ValueError(f"n_cells must be >= 1, got {n_cells}")
+    if not isinstance(cells, jax.core.Tracer) and cells.size:
+        lo, hi = int(cells.min()), int(cells.max())
+        if lo < 0 or hi >= n_cells:
+            raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
+    return cells, labels
+
+
+def _report_kernel(
     mech: RRLaplaceMechanism,
     width: int,
     key_data: jax.Array,
@@ -315,11 +361,15 @@ def _privatize(
     per_word = 32 // mech.bits
     n_flip = -(-width // per_word)
     words = holder_words(key_data, first_holder, cells.shape[0], n_flip + 2)
+    threshold = jnp.uint32(mech.flip_threshold)
     flips = words[:, :n_flip]
     if per_word == 2:
-        flips = jnp.concatenate([flips & jnp.uint32(0xFFFF), flips >> 16], axis=1)
-    onehot = jnp.arange(width)[None, :] == cells[:, None]
-    bits = (flips[:, :width] < jnp.uint32(mech.flip_threshold)) ^ onehot
+        flip = jnp.concatenate(
+            [(flips & jnp.uint32(0xFFFF)) < threshold, (flips >> 16) < threshold], axis=1
+        )
+    else:
+        flip = flips < threshold
+    bits = flip[:, :width] ^ (jnp.arange(width)[None, :] == cells[:, None])
     lo, hi = mech.label_bound
     y = (jnp.clip(labels, lo, hi) - mech.label_center) / mech.label_step
     v = y + (mech.label_scale / mech.label_step) * laplace(words[:, n_flip])
@@ -328,10 +378,47 @@ def _privatize(
     return RRLaplaceReport(bits, jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
 
 
-@jax.jit
-def _summarize(bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
-    return {
-        "count": bits.sum(axis=0, dtype=jnp.int32),
-        "code_sum": jnp.where(bits, code[:, None], 0).sum(axis=0, dtype=jnp.int32),
-        "code_total": code.sum(dtype=jnp.int32),
-    }
+def _sums_kernel(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
+    # Blocked float32 matmuls: every block sum is an integer below 2^24, hence exact in float32;
+    # block results are then added in int32 (exact below max_summary_rows).
+    rows, width = bits.shape
+    block = min(block, rows)
+    lhs = bits.reshape(rows // block, block, width).astype(jnp.float32)
+    rhs = jnp.stack([jnp.ones_like(code), code], axis=-1).astype(jnp.float32)
+    per_block = jnp.einsum("gbw,gbk->gwk", lhs, rhs.reshape(rows // block, block, 2))
+    sums = per_block.astype(jnp.int32).sum(axis=0)
+    return {"count": sums[:, 0], "code_sum": sums[:, 1], "code_total": code.sum(dtype=jnp.int32)}
+
+
+@partial(jax.jit, static_argnums=(0, 1))
+def _privatize(
+    mech: RRLaplaceMechanism,
+    width: int,
+    key_data: jax.Array,
+    cells: jax.Array,
+    labels: jax.Array,
+    first_holder: jax.Array,
+) -> RRLaplaceReport:
+    return _report_kernel(mech, width, key_data, cells, labels, first_holder)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def _summarize(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
+    return _sums_kernel(block, bits, code)
+
+
+@partial(jax.jit, static_argnums=(0, 1))
+def _privatize_summarize(
+    mech: RRLaplaceMechanism,
+    width: int,
+    key_data: jax.Array,
+    cells: jax.Array,
+    labels: jax.Array,
+    first_holder: jax.Array,
+    n_valid: jax.Array,
+) -> dict[str, jax.Array]:
+    reports = _report_kernel(mech, width, key_data, cells, labels, first_holder)
+    valid = jnp.arange(cells.shape[0]) < n_valid  # padding holders report nothing
+    bits = reports.bits & valid[:, None]
+    code = jnp.where(valid, reports.code, 0)
+    return _sums_kernel(mech.summary_block, bits, code)

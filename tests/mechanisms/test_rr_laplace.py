@@ -90,6 +90,23 @@ def test_chunked_privatization_reproduces_the_whole_population():
     )
 
 
+@pytest.mark.parametrize(("n", "L"), [(1, 1), (300, 7), (5000, 130)])
+def test_fused_path_equals_privatize_then_summarize(n, L):
+    m = RRLaplaceMechanism(epsilon=3.0, label_bound=(-1.0, 2.0))
+    rng = np.random.default_rng(n)
+    cells = rng.integers(0, L, size=n).astype(np.int32)
+    labels = rng.normal(size=n)
+    fused = m.privatize_summarize(KEY, cells, labels, L, first_holder=17)
+    two_step = m.summarize(m.privatize(KEY, cells, labels, L, first_holder=17), L)
+    for name in ("count", "code_sum", "code_total"):
+        np.testing.assert_array_equal(np.asarray(fused[name]), np.asarray(two_step[name]))
+    # and the integer sums are the plain sums of the reports
+    r = m.privatize(KEY, cells, labels, L, first_holder=17)
+    bits, code = np.asarray(r.bits), np.asarray(r.code, dtype=np.int64)
+    np.testing.assert_array_equal(np.asarray(fused["count"]), bits.sum(axis=0))
+    np.testing.assert_array_equal(np.asarray(fused["code_sum"]), (bits * code[:, None]).sum(axis=0))
+
+
 def test_jit_and_eager_privatization_agree():
     m = RRLaplaceMechanism(epsilon=2.0, label_bound=1.0)
     cells = np.arange(40, dtype=np.int32) % 3
