@@ -193,18 +193,9 @@ class RRLaplaceMechanism:
         first_holder: int = 0,
     ) -> RRLaplaceReport:
         """Reports of holders ``first_holder, first_holder + 1, ...``: ``int32[n], float[n]`` ->
-        :class:`RRLaplaceReport`. Holder ``h`` uses only ``fold_in(key, h)``."""
-        cells, labels = _check_records(cells, labels, n_cells)
-        n, n_cells = int(cells.shape[0]), int(n_cells)
-        rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
-        padded = _privatize(
-            self,
-            width,
-            key_words(key),
-            jnp.pad(cells.astype(jnp.int32), (0, rows - n)),
-            jnp.pad(labels, (0, rows - n)),
-            jnp.uint32(first_holder),
-        )
+        :class:`RRLaplaceReport`. Holder ``h``'s randomness depends only on ``key`` and ``h``."""
+        n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
+        padded = _privatize(self, width, *args)
         return RRLaplaceReport(padded.bits[:n, :n_cells], padded.code[:n])
 
     def privatize_summarize(
@@ -221,22 +212,12 @@ class RRLaplaceMechanism:
         Bitwise equal to the two-step result; the reports never leave the kernel, which saves a
         pass over the ``n x L`` bits. At most ``max_summary_rows`` holders per call.
         """
-        cells, labels = _check_records(cells, labels, n_cells)
-        n, n_cells = int(cells.shape[0]), int(n_cells)
+        n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
         if n > self.max_summary_rows:
             raise ValueError(
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
             )
-        rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
-        sums = _privatize_summarize(
-            self,
-            width,
-            key_words(key),
-            jnp.pad(cells.astype(jnp.int32), (0, rows - n)),
-            jnp.pad(labels, (0, rows - n)),
-            jnp.uint32(first_holder),
-            jnp.int32(n),
-        )
+        sums = _privatize_summarize(self, width, *args, jnp.int32(n))
         return {
             "count": sums["count"][:n_cells],
             "code_sum": sums["code_sum"][:n_cells],
@@ -346,6 +327,22 @@ def _check_records(cells: Any, labels: Any, n_cells: int) -> tuple[jax.Array, ja
         if lo < 0 or hi >= n_cells:
             raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
     return cells, labels
+
+
+def _kernel_args(
+    key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: int
+) -> tuple[int, int, tuple[jax.Array, ...]]:
+    """``(n, width, (key_data, cells, labels, first_holder))`` padded to the shape buckets."""
+    cells, labels = _check_records(cells, labels, n_cells)
+    n = int(cells.shape[0])
+    pad = bucket(n, MIN_ROWS) - n
+    args = (
+        key_words(key),
+        jnp.pad(cells.astype(jnp.int32), (0, pad)),
+        jnp.pad(labels, (0, pad)),
+        jnp.uint32(first_holder),
+    )
+    return n, bucket(int(n_cells)), args
 
 
 def _report_kernel(
