@@ -1,5 +1,40 @@
-"""Privacy accounting: what each release spends."""
+"""Privacy accounting: what each release spends, certified verification, black-box audit."""
 
+from ldptree.accounting._channels import (
+    Channel,
+    Divergences,
+    FiniteChannel,
+    LaplaceChannel,
+    Sampling,
+    binary_channel,
+    grid_laplace_channel,
+)
+from ldptree.accounting._law import (
+    CellBlock,
+    LabelBlock,
+    RecordBlock,
+    ReportLaw,
+    VerifiableMechanism,
+)
 from ldptree.accounting._spend import PrivacySpend
+from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
-__all__ = ["PrivacySpend"]
+__all__ = [
+    "CellBlock",
+    "Channel",
+    "Divergences",
+    "FiniteChannel",
+    "LDPCertificate",
+    "LabelBlock",
+    "LaplaceChannel",
+    "PrivacySpend",
+    "RecordBlock",
+    "ReportLaw",
+    "SampledCaveat",
+    "Sampling",
+    "VerifiableMechanism",
+    "Witness",
+    "binary_channel",
+    "grid_laplace_channel",
+    "verify_ldp",
+]

@@ -44,9 +44,12 @@ import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import PRNGKey
-from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree.accounting._channels import binary_channel, grid_laplace_channel
+from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
+from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
 #: Laplace tail beyond which released labels are clamped, in units of the noise scale ``b``.
@@ -308,6 +311,61 @@ class RRLaplaceMechanism:
         if bits.shape != (n_cells,):
             raise ValueError(f"report.bits must have shape ({n_cells},), got {bits.shape}")
         return self.cell_log_prob(bits, cell) + self.label_log_prob(int(report.code), label)
+
+    # -- verification interface (ldptree.accounting.ReportLaw) -----------------------------------
+    def label_location(self, label: float) -> float:
+        """Declared location ``mu = (clip(label) - c) / Delta`` of the label code (float64)."""
+        lo, hi = self.label_bound
+        return (min(max(float(label), lo), hi) - self.label_center) / self.label_step
+
+    def sampler_location(self, mu: float) -> float:
+        """The float32 location the sampler computes for a label with declared location ``mu``."""
+        lo, hi = (np.float32(v) for v in self.label_bound)
+        y = np.float32(self.label_center + self.label_step * float(mu))
+        shifted = np.float32(np.clip(y, lo, hi) - np.float32(self.label_center))
+        return float(shifted) / self.label_step
+
+    def report_law(self, n_cells: int) -> ReportLaw:
+        """The report's law for the accountant (module docstring, "as implemented").
+
+        * block ``"cell"``: ``n_cells`` randomized-response bits with the *realised* flip
+          probability ``q' = T / 2^bits``; input 1 in the record's cell, 0 elsewhere;
+        * block ``"label"``: one grid-Laplace code at ``mu = label_location(y)`` with scale
+          ``beta = b / Delta`` and clamp ``K`` (the law of :meth:`label_log_prob`), with the
+          float32 sampler's caveat (:class:`Float32LaplaceSampling`: bounded support, total
+          variation to the declared law).
+
+        ``label_map`` is :meth:`label_location` (monotone; the label input is affine in it).
+        """
+        n_cells = check_int(n_cells, "n_cells", minimum=1)
+        lo, hi = self.label_bound
+        y_max = max(abs(lo), abs(hi))
+        shift = (y_max + abs(self.label_center) + self.label_range / 2.0) * 2.0**-24
+        sampling = Float32LaplaceSampling(
+            beta=self.label_scale / self.label_step,
+            beta_used=float(np.float32(self.label_scale / self.label_step)),
+            location_error=shift * (1.0 + 2.0**-22) / self.label_step,
+            limit=self.code_limit,
+            locate=self.sampler_location,
+        )
+        label = grid_laplace_channel(
+            self.label_scale / self.label_step, self.code_limit, sampling=sampling
+        )
+
+        def assemble(outputs: dict[str, list[Any]]) -> RRLaplaceReport:
+            bits = jnp.asarray(np.asarray(outputs["cell"], dtype=bool))
+            return RRLaplaceReport(bits=bits, code=jnp.asarray(outputs["label"][0], jnp.int32))
+
+        return ReportLaw(
+            blocks=(
+                CellBlock(
+                    "cell", binary_channel(self.flip_prob), on=lambda t: (1,), off=lambda t: (0,)
+                ),
+                LabelBlock("label", label, inputs=lambda t: (t,)),
+            ),
+            label_map=self.label_location,
+            assemble=assemble,
+        )
 
 
 def _check_records(cells: Any, labels: Any, n_cells: int) -> tuple[jax.Array, jax.Array]:
