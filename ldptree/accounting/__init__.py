@@ -1,5 +1,6 @@
 """Privacy accounting: what each release spends, certified verification, black-box audit."""
 
+from ldptree.accounting._audit import AuditResult, audit_ldp
 from ldptree.accounting._channels import (
     Channel,
     Divergences,
@@ -20,6 +21,7 @@ from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
 __all__ = [
+    "AuditResult",
     "CellBlock",
     "Channel",
     "Divergences",
@@ -34,6 +36,7 @@ __all__ = [
     "Sampling",
     "VerifiableMechanism",
     "Witness",
+    "audit_ldp",
     "binary_channel",
     "grid_laplace_channel",
     "verify_ldp",
