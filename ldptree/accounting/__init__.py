@@ -17,7 +17,8 @@ from ldptree.accounting._law import (
     ReportLaw,
     VerifiableMechanism,
 )
-from ldptree.accounting._spend import PrivacySpend
+from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
+from ldptree.accounting._spend import PrivacySpend, spend_of
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
 __all__ = [
@@ -29,6 +30,8 @@ __all__ = [
     "LDPCertificate",
     "LabelBlock",
     "LaplaceChannel",
+    "LedgerEntry",
+    "PrivacyLedger",
     "PrivacySpend",
     "RecordBlock",
     "ReportLaw",
@@ -39,5 +42,6 @@ __all__ = [
     "audit_ldp",
     "binary_channel",
     "grid_laplace_channel",
+    "spend_of",
     "verify_ldp",
 ]
