@@ -1,4 +1,4 @@
-"""Hypothesis strategies for users' own property tests: partitions, data, budgets.
+"""Hypothesis strategies for users' own property tests: partitions, data, budgets, mechanisms.
 
 ``partitions()`` draws trees of any shape: each node independently becomes a leaf or splits a
 random feature at a random interior point of its box, up to ``max_depth``; the result is validated
@@ -13,6 +13,7 @@ import numpy as np
 from hypothesis import strategies as st
 
 from ldptree._typing import FloatArray
+from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
 from ldptree.partitions._partition import Partition
 
 
@@ -89,3 +90,43 @@ def labelled_cells(
     cells = rng.integers(0, n_cells, size=n).astype(np.int32)
     labels = rng.uniform(-1.5 * bound, 1.5 * bound, size=n)
     return cells, labels
+
+
+def label_bounds(max_magnitude: float = 100.0) -> st.SearchStrategy[tuple[float, float]]:
+    """Label ranges ``(lo, hi)`` with ``lo < hi``, centred anywhere, widths over many decades."""
+
+    @st.composite
+    def draw_bound(draw: st.DrawFn) -> tuple[float, float]:
+        centre = draw(st.floats(-max_magnitude, max_magnitude))
+        width = draw(st.floats(-3.0, 3.0).map(lambda e: 10.0**e))
+        return (centre - width / 2.0, centre + width / 2.0)
+
+    return draw_bound()
+
+
+@st.composite
+def records(
+    draw: st.DrawFn, n_cells: int, *, label_bound: tuple[float, float] = (-1.0, 1.0)
+) -> tuple[int, float]:
+    """One holder's record ``(cell, label)``; the label may exceed ``label_bound`` by 50%."""
+    lo, hi = label_bound
+    pad = 0.5 * (hi - lo)
+    return draw(st.integers(0, n_cells - 1)), draw(st.floats(lo - pad, hi + pad))
+
+
+@st.composite
+def rr_laplace_mechanisms(
+    draw: st.DrawFn, *, min_epsilon: float = 1e-3, max_epsilon: float = 50.0
+) -> RRLaplaceMechanism:
+    """:class:`~ldptree.mechanisms.RRLaplaceMechanism` with random budget, split, label range
+    and flip precision (16 bits falls back to automatic where the cell budget is too small)."""
+    params = {
+        "epsilon": draw(budgets(min_epsilon, max_epsilon)),
+        "label_bound": draw(label_bounds()),
+        "budget_split": draw(budget_splits()),
+    }
+    bits = draw(st.sampled_from([None, 16, 32]))
+    try:
+        return RRLaplaceMechanism(**params, precision_bits=bits)
+    except ValueError:
+        return RRLaplaceMechanism(**params, precision_bits=None)
