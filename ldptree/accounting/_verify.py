@@ -350,9 +350,13 @@ def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[
 
 
 def _channel_log_prob(ev: _Evaluated, outputs: list[Any], inputs: list[int]) -> float:
+    """``sum_k log P(s_k | a_k)`` over the block's coordinates (each distinct pair once)."""
     channel: Channel = ev.block.channel
-    pairs = zip(outputs, inputs, strict=True)
-    return float(sum(channel.log_prob(s, ev.uniques[i]) for s, i in pairs))
+    counts: dict[tuple[Any, int], int] = {}
+    for pair in zip(outputs, inputs, strict=True):
+        counts[pair] = counts.get(pair, 0) + 1
+    terms = (n * channel.log_prob(s, ev.uniques[i]) for (s, i), n in counts.items())
+    return float(math.fsum(terms))
 
 
 def _close(a: float, b: float) -> bool:
