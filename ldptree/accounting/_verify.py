@@ -365,6 +365,70 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
+def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[Any], bool]:
+    """Labels to evaluate and whether they are real: the finite domain, or for real labels the
+    ends of ``label_bound`` first, then ``INTERIOR_LABELS`` interior points."""
+    if law.labels is not None:
+        probes = list(law.labels if labels is None else labels)
+        if not probes:
+            raise ValueError("labels must contain at least one label")
+        return probes, False
+    if labels is not None:
+        raise ValueError(
+            "labels= is for mechanisms with finite labels; this one takes real labels: pass "
+            "label_bound=(lo, hi)"
+        )
+    if label_bound is None:
+        raise ValueError(
+            "label_bound is required for a mechanism with real labels: pass the label domain "
+            "to certify, e.g. wider than the mechanism's own bound to check that it clips"
+        )
+    lo, hi = check_bounds(label_bound, "label_bound")
+    inner = np.linspace(lo, hi, INTERIOR_LABELS + 2)[1:-1]
+    return [lo, hi, *(float(y) for y in inner)], True
+
+
+def _sampled_caveats(
+    evaluated: list[_Evaluated],
+    coordinate_pairs: dict[str, list[tuple[int, int]]],
+    exact_sampled_delta: bool,
+) -> list[SampledCaveat]:
+    """One caveat per block whose channel has a sampler: its share
+    ``n_coordinates * tau * (1 + e^{D_max})`` of ``delta`` (module docstring), and at the
+    witness pair an unreachable output and (on request) the exact sampled delta."""
+    sampled = []
+    for ev in evaluated:
+        sampling = ev.block.channel.sampling
+        if sampling is None:
+            continue
+        d = np.asarray(ev.div.value)
+        d_max = float(d.max()) if d.size else 0.0
+        pairs = coordinate_pairs[ev.block.name]
+        tv = float(sampling.tv_bound(ev.uniques))
+        share = min(1.0, len(pairs) * tv * (1.0 + math.exp(min(d_max, 700.0))))
+        unreachable = None
+        exact_delta = None
+        for i, k in pairs:
+            if i == k:
+                continue
+            a, b = ev.uniques[i], ev.uniques[k]
+            if unreachable is None:
+                unreachable = sampling.unreachable(a, b)
+            if exact_sampled_delta and exact_delta is None:
+                exact_delta = sampling.exact_delta(a, b, float(d[i, k]))
+        sampled.append(
+            SampledCaveat(
+                block=ev.block.name,
+                note=sampling.note,
+                tv_bound=tv,
+                delta=share,
+                unreachable=unreachable,
+                exact_delta=exact_delta,
+            )
+        )
+    return sampled
+
+
 # -- the verifier -------------------------------------------------------------------------------
 def verify_ldp(
     mechanism: Any,
@@ -410,26 +474,7 @@ def verify_ldp(
         raise TypeError(f"report_law must return a ReportLaw, got {type(law).__name__}")
 
     notes: list[str] = []
-    if law.labels is not None:
-        probes = list(law.labels if labels is None else labels)
-        if not probes:
-            raise ValueError("labels must contain at least one label")
-        real = False
-    else:
-        if labels is not None:
-            raise ValueError(
-                "labels= is for mechanisms with finite labels; this one takes real labels: pass "
-                "label_bound=(lo, hi)"
-            )
-        if label_bound is None:
-            raise ValueError(
-                "label_bound is required for a mechanism with real labels: pass the label domain "
-                "to certify, e.g. wider than the mechanism's own bound to check that it clips"
-            )
-        lo, hi = check_bounds(label_bound, "label_bound")
-        inner = np.linspace(lo, hi, INTERIOR_LABELS + 2)[1:-1]
-        probes = [lo, hi, *(float(y) for y in inner)]
-        real = True
+    probes, real = _probe_labels(law, label_bound, labels)
     ts = [law.label_coordinate(y) for y in probes]
 
     evaluated = [_evaluate(block, ts, n_cells) for block in law.blocks]
@@ -513,39 +558,8 @@ def verify_ldp(
     exact = bound == lower
     holds = bound <= claim + tol * max(1.0, claim)
 
-    sampled = []
-    delta: float | None = 0.0 if holds else None
-    for ev in evaluated:
-        sampling = ev.block.channel.sampling
-        if sampling is None:
-            continue
-        d = np.asarray(ev.div.value)
-        d_max = float(d.max()) if d.size else 0.0
-        n_coords = len(coordinate_pairs[ev.block.name])
-        tv = float(sampling.tv_bound(ev.uniques))
-        share = min(1.0, n_coords * tv * (1.0 + math.exp(min(d_max, 700.0))))
-        unreachable = None
-        exact_delta = None
-        for i, k in coordinate_pairs[ev.block.name]:
-            if i == k:
-                continue
-            a, b = ev.uniques[i], ev.uniques[k]
-            if unreachable is None:
-                unreachable = sampling.unreachable(a, b)
-            if exact_sampled_delta and exact_delta is None:
-                exact_delta = sampling.exact_delta(a, b, float(d[i, k]))
-        sampled.append(
-            SampledCaveat(
-                block=ev.block.name,
-                note=sampling.note,
-                tv_bound=tv,
-                delta=share,
-                unreachable=unreachable,
-                exact_delta=exact_delta,
-            )
-        )
-        if delta is not None:
-            delta = min(1.0, delta + share)
+    sampled = _sampled_caveats(evaluated, coordinate_pairs, exact_sampled_delta)
+    delta = min(1.0, math.fsum(c.delta for c in sampled)) if holds else None
     if real and proven:
         notes.append(
             f"certified for every real label in [{probes[0]:.6g}, {probes[1]:.6g}] "
