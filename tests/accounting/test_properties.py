@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 
-from hypothesis import given
+import jax
+import jax.numpy as jnp
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_mutants import LaplaceOneHot
 
-from ldptree.mechanisms import RRLaplaceMechanism
+from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.partitions import Partition
-from ldptree.testing import assert_ldp, budgets, partitions, rr_laplace_mechanisms
+from ldptree.testing import assert_ldp, budgets, partitions, records, rr_laplace_mechanisms
 
 
 @given(partition=partitions(max_depth=6), mech=rr_laplace_mechanisms())
@@ -66,3 +68,30 @@ def test_randomized_response_on_long_one_hot_vectors(
         2.0 * math.log(mech.keep_prob / mech.flip_prob) + mech.label_epsilon,
         rel_tol=1e-9,
     )
+
+
+@settings(max_examples=10)  # each example compiles privatize for a new mechanism
+@given(
+    mech=rr_laplace_mechanisms(max_epsilon=8.0),
+    data=st.data(),
+    seed=st.integers(0, 2**31 - 1),
+)
+def test_sampled_reports_never_exceed_the_certified_ratio(
+    mech: RRLaplaceMechanism, data: st.DataObject, seed: int
+) -> None:
+    """The bound dominates the log-likelihood ratio of actual reports between random records."""
+    n_cells = data.draw(st.integers(1, 12))
+    lo, hi = mech.label_bound
+    cert = assert_ldp(mech, n_cells=n_cells, label_bound=(lo - (hi - lo), hi + (hi - lo)))
+    (cell, label), (cell2, label2) = (
+        data.draw(records(n_cells, label_bound=mech.label_bound)) for _ in range(2)
+    )
+    reports = mech.privatize(
+        jax.random.key(seed), jnp.asarray([cell] * 4), jnp.asarray([label] * 4), n_cells
+    )
+    for i in range(4):
+        report = RRLaplaceReport(reports.bits[i], reports.code[i])
+        ratio = mech.log_prob(report, cell, label, n_cells) - mech.log_prob(
+            report, cell2, label2, n_cells
+        )
+        assert ratio <= cert.epsilon_bound * (1.0 + 1e-9) + 1e-12
