@@ -79,6 +79,13 @@ def _noise_terms() -> tuple[FloatArray, float]:
     return terms, float(x.mean())
 
 
+@functools.lru_cache(maxsize=256)
+def _noise_tv(beta_used: float) -> float:
+    """Step 1 of the module docstring: ``sum_m 2^-23 min(1, beta (|x_m - x*_m| + a_m))``."""
+    terms, _ = _noise_terms()
+    return float(np.minimum(1.0, beta_used * terms).sum()) / _MANTISSA
+
+
 def _scale_tv(b: float, c: float) -> float:
     """Total variation between centred ``Laplace(b)`` and ``Laplace(c)``."""
     if b == c:
@@ -120,8 +127,8 @@ class Float32LaplaceSampling:
         reach = mu_max + self.beta_used * realised_magnitudes()[0] + 1.0
         if reach >= self.limit:
             return 1.0  # the clamp may be reached: no bound from this analysis
-        terms, mean_abs = _noise_terms()
-        tau_noise = float(np.minimum(1.0, self.beta_used * terms).sum()) / _MANTISSA
+        _, mean_abs = _noise_terms()
+        tau_noise = _noise_tv(self.beta_used)
         tau_arith = (3.001 * self.beta_used * mean_abs + 2.0 * mu_max + 1.001) / _MANTISSA
         tau_arith += 3.0 * 2.0**-24
         tau_const = self.location_error / (2.0 * self.beta) + _scale_tv(self.beta, self.beta_used)
