@@ -70,7 +70,7 @@ def test_randomized_response_on_long_one_hot_vectors(
     )
 
 
-@settings(max_examples=10)  # each example compiles privatize for a new mechanism
+@settings(max_examples=6)  # each example compiles privatize for a new mechanism
 @given(
     mech=rr_laplace_mechanisms(max_epsilon=8.0),
     data=st.data(),
