@@ -380,6 +380,8 @@ def _check_records(cells: Any, labels: Any, n_cells: int) -> tuple[jax.Array, ja
         raise TypeError(f"cells must be integer cell indices, got dtype {cells.dtype}")
     if int(n_cells) < 1:
         raise ValueError(f"n_cells must be >= 1, got {n_cells}")
+    if not isinstance(labels, jax.core.Tracer) and bool(jnp.isnan(labels).any()):
+        raise ValueError("labels contain NaN; every holder must hold a label (+-inf are clipped)")
     if not isinstance(cells, jax.core.Tracer) and cells.size:
         lo, hi = int(cells.min()), int(cells.max())
         if lo < 0 or hi >= n_cells:
@@ -426,6 +428,8 @@ def _report_kernel(
         flip = flips < threshold
     bits = flip[:, :width] ^ (jnp.arange(width)[None, :] == cells[:, None])
     lo, hi = mech.label_bound
+    # A NaN would survive clip and leak through a deterministic code: treat it as the centre.
+    labels = jnp.where(jnp.isnan(labels), mech.label_center, labels)
     y = (jnp.clip(labels, lo, hi) - mech.label_center) / mech.label_step
     v = y + (mech.label_scale / mech.label_step) * laplace(words[:, n_flip])
     code = jnp.floor(v + unit_halfopen(words[:, n_flip + 1]))

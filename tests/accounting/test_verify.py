@@ -140,15 +140,16 @@ def test_a_mechanism_without_report_law_is_a_type_error() -> None:
         verify_ldp(_NotVerifiable(), n_cells=2, label_bound=1.0)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known privacy bug: a NaN label is not clipped and is released as code 0 "
-    "deterministically (docs/privacy.md, 'Other findings'); estimators reject NaN before it",
-)
-def test_a_nan_label_is_released_like_a_real_one() -> None:
-    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
+def test_a_nan_label_is_rejected_or_released_like_the_centre() -> None:
+    """Formerly a privacy bug: NaN passed clip and was released as code 0 every time."""
+    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=(0.0, 2.0))
     n = 64
-    reports = mech.privatize(
-        jax.random.key(0), jnp.zeros(n, jnp.int32), jnp.full(n, jnp.nan, jnp.float32), 2
+    cells, nans = jnp.zeros(n, jnp.int32), jnp.full(n, jnp.nan, jnp.float32)
+    with pytest.raises(ValueError, match="labels contain NaN"):
+        mech.privatize(jax.random.key(0), cells, nans, 2)
+    # under tracing the check cannot run; the kernel then releases NaN exactly as the centre
+    traced = jax.jit(lambda y: mech.privatize(jax.random.key(0), cells, y, 2).code)
+    np.testing.assert_array_equal(
+        np.asarray(traced(nans)), np.asarray(traced(jnp.full(n, 1.0, jnp.float32)))
     )
-    assert np.unique(np.asarray(reports.code)).size > 1
+    assert np.unique(np.asarray(traced(nans))).size > 1
