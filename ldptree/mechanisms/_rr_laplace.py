@@ -380,10 +380,12 @@ def _check_records(cells: Any, labels: Any, n_cells: int) -> tuple[jax.Array, ja
         raise TypeError(f"cells must be integer cell indices, got dtype {cells.dtype}")
     if int(n_cells) < 1:
         raise ValueError(f"n_cells must be >= 1, got {n_cells}")
-    if not isinstance(labels, jax.core.Tracer) and bool(jnp.isnan(labels).any()):
+    # Checks run in NumPy on concrete values (under an outer jit, jnp reductions would trace).
+    if not isinstance(labels, jax.core.Tracer) and np.isnan(np.asarray(labels)).any():
         raise ValueError("labels contain NaN; every holder must hold a label (+-inf are clipped)")
     if not isinstance(cells, jax.core.Tracer) and cells.size:
-        lo, hi = int(cells.min()), int(cells.max())
+        concrete = np.asarray(cells)
+        lo, hi = int(concrete.min()), int(concrete.max())
         if lo < 0 or hi >= n_cells:
             raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
     return cells, labels
