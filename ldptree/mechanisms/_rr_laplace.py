@@ -45,6 +45,7 @@ import numpy as np
 from ldptree._typing import PRNGKey
 from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
 from ldptree.accounting._spend import PrivacySpend
+from ldptree.mechanisms._bits import random_words
 from ldptree.protocols import CellEstimates
 
 #: Laplace tail beyond which released labels are clamped, in units of the noise scale ``b``.
@@ -200,7 +201,7 @@ class RRLaplaceMechanism:
             raise ValueError(
                 f"reports.bits must have shape ({n}, {n_cells}), got {reports.bits.shape}"
             )
-        sums: dict[str, jax.Array] = _summarize(reports.bits, reports.code)
+        sums: dict[str, jax.Array] = _summarize(reports.bits, reports.code, self.code_limit)
         return sums
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
@@ -277,16 +278,22 @@ def _privatize(
     bits_per_word = 32 // mech.precision_bits
     n_words = -(-n_cells // bits_per_word)
     threshold = jnp.uint32(mech.flip_threshold)
+    # Cell j compares field j // n_words of word j % n_words (16-bit fields: low half for the first
+    # n_words cells, then high halves), i.e. the concatenation [low halves, high halves][:n_cells],
+    # written as one static gather + shift so that XLA fuses it (a concatenate did not).
+    cell_ids = np.arange(n_cells)
+    word_of_cell = jnp.asarray(cell_ids % n_words, dtype=jnp.int32)
+    shift_of_cell = jnp.asarray((cell_ids // n_words) * mech.precision_bits % 32, dtype=jnp.uint32)
+    field_mask = jnp.uint32((1 << mech.precision_bits) - 1)
     lo, hi = mech.label_bound
     center, step, k_lim = mech.label_center, mech.label_step, mech.code_limit
     scale_in_steps = mech.label_scale / step
 
     def one(holder: jax.Array, cell: jax.Array, label: jax.Array) -> RRLaplaceReport:
         k_bits, k_noise, k_round = jax.random.split(jax.random.fold_in(key, holder), 3)
-        words = jax.random.bits(k_bits, (n_words,), dtype=jnp.uint32)
-        if bits_per_word == 2:
-            words = jnp.concatenate([words & jnp.uint32(0xFFFF), words >> 16])
-        flip = words[:n_cells] < threshold
+        words = random_words(k_bits, n_words)  # == jax.random.bits(k_bits, (n_words,), uint32)
+        fields = (words[word_of_cell] >> shift_of_cell) & field_mask
+        flip = fields < threshold
         bits = flip ^ (jnp.arange(n_cells) == cell)
         y = (jnp.clip(label, lo, hi) - center) / step
         v = y + scale_in_steps * jax.random.laplace(k_noise, dtype=jnp.float32)
@@ -297,10 +304,36 @@ def _privatize(
     return jax.vmap(one)(holders, cells, labels)
 
 
-@jax.jit
-def _summarize(bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
+#: Largest magnitudes whose block sums stay exact in int8 / int16 accumulators.
+_NARROW = ((jnp.int8, 2**7 - 1), (jnp.int16, 2**15 - 1))
+
+
+def _column_sums(x: jax.Array, bound: int) -> jax.Array:
+    """Exact ``int32`` column sums of integer ``x[n, L]`` whose entries satisfy ``|x| <= bound``.
+
+    Rows are summed in blocks of ``b`` in the narrowest accumulator (int8, int16) that holds
+    ``b * bound``, and the block sums in int32. Integer addition is exact and associative, so the
+    result equals a plain int32 sum; XLA's CPU backend vectorises the narrow block reductions far
+    better than one int32 reduction over the leading axis (about 10x for ``bool[65536, 253]``).
+    """
+    n = x.shape[0]
+    plans = [(dtype, limit // max(bound, 1)) for dtype, limit in _NARROW]
+    usable = [(dtype, block) for dtype, block in plans if 2 <= block <= n]
+    if not usable:
+        return x.sum(axis=0, dtype=jnp.int32)
+    dtype, block = usable[0]
+    main = n - n % block
+    narrow = x[:main].astype(dtype).reshape(main // block, block, x.shape[1])
+    sums = narrow.sum(axis=1, dtype=dtype).sum(axis=0, dtype=jnp.int32)
+    if main < n:
+        sums = sums + x[main:].sum(axis=0, dtype=jnp.int32)
+    return sums
+
+
+@partial(jax.jit, static_argnums=2)
+def _summarize(bits: jax.Array, code: jax.Array, code_limit: int) -> dict[str, jax.Array]:
     return {
-        "count": bits.sum(axis=0, dtype=jnp.int32),
-        "code_sum": jnp.where(bits, code[:, None], 0).sum(axis=0, dtype=jnp.int32),
+        "count": _column_sums(bits.astype(jnp.int8), 1),
+        "code_sum": _column_sums(jnp.where(bits, code[:, None], 0), code_limit),
         "code_total": code.sum(dtype=jnp.int32),
     }
