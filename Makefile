@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: all venv test lint typecheck unit demo bench clean
+.PHONY: all venv test lint typecheck unit demo bench bench-reference clean
 
 all: test
 
@@ -32,6 +32,12 @@ demo: $(STAMP)
 	$(BIN)/ldptree demo --out demo-output
 
 bench: $(STAMP)
+	$(BIN)/python benchmarks/bench_lpdt.py
+
+# Opt-in: installs the authors' reference package (pulls numba, scikit-learn) into .venv; it is
+# never a dependency of ldptree. `make clean` removes it with the venv.
+bench-reference: $(STAMP)
+	$(BIN)/python -m pip install --quiet "lpdt==0.0.2"
 	$(BIN)/python benchmarks/bench_lpdt.py
 
 clean:
