@@ -20,11 +20,12 @@ As implemented (what the accountant certifies):
   ``2 log((1 - q') / q')`` never exceeds ``rho eps``. Debiasing uses ``q'``.
 * ``Y~_i`` is centred at ``c``, rounded *stochastically* to the grid ``Delta Z`` with
   ``Delta = 2^(floor(log2 b) - 4)`` (so ``b / 32 < Delta <= b / 16``) and clamped to
-  ``|code| <= K``, ``K Delta >= R / 2 + 64 b``. Rounding and clamping are post-processing of the
-  Laplace release (privacy unchanged), keep the label unbiased (``E[Delta code] = y - c`` up to the
-  ``e^{-64}`` clamp mass), add variance at most ``Delta^2 / 4 <= b^2 / 1024`` next to ``2 b^2``,
-  give a finite report space, and make every curator-side sum an exact integer, so aggregation is
-  identical in any chunking or order.
+  ``|code| <= K``, ``K Delta >= R / 2 + 30 b`` (:class:`~ldptree.mechanisms.GridLaplace`, whose
+  sampler follows the Laplace tail out to the clamp; float32 ``jax.random.laplace`` does not).
+  Rounding and clamping are post-processing of the Laplace release (privacy unchanged), keep the
+  label unbiased (``E[Delta code] = y - c`` up to the ``e^{-30}`` clamp mass), add variance at
+  most ``Delta^2 / 4 <= b^2 / 1024`` next to ``2 b^2``, give a finite report space, and make every
+  curator-side sum an exact integer, so aggregation is identical in any chunking or order.
 
 Debiasing (spec §3.1): with ``a = 1 - 2 q'`` and ``n`` reports,
 ``c^_j = (sum_i Z_ij - n q') / a`` and ``s^_j = sum_i Y~_i (Z_ij - q') / a`` are unbiased for the
@@ -45,10 +46,10 @@ import numpy as np
 from ldptree._typing import PRNGKey
 from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
 from ldptree.accounting._spend import PrivacySpend
+from ldptree.mechanisms._grid_laplace import GridLaplace, sample_codes
+from ldptree.mechanisms._records import check_records
 from ldptree.protocols import CellEstimates
 
-#: Laplace tail beyond which released labels are clamped, in units of the noise scale ``b``.
-CLAMP_SCALES = 64.0
 _INT32_LIMIT = 2**31 - 1
 
 
@@ -139,15 +140,19 @@ class RRLaplaceMechanism:
         return self.label_range / self.label_epsilon
 
     @property
+    def label_grid(self) -> GridLaplace:
+        """The released label's law: ``Laplace(b)`` on the grid ``Delta Z``, clamped."""
+        return GridLaplace.for_range(self.label_scale, self.label_range / 2.0, max_step=math.inf)
+
+    @property
     def label_step(self) -> float:
         """Grid step ``Delta = 2^(floor(log2 b) - 4)`` of released labels."""
-        return 2.0 ** (math.floor(math.log2(self.label_scale)) - 4)
+        return self.label_grid.step
 
     @property
     def code_limit(self) -> int:
         """``K``: released codes lie in ``[-K, K]``."""
-        reach = self.label_range / 2.0 + CLAMP_SCALES * self.label_scale
-        return math.ceil(reach / self.label_step)
+        return self.label_grid.limit
 
     @property
     def max_summary_rows(self) -> int:
@@ -166,23 +171,9 @@ class RRLaplaceMechanism:
     ) -> RRLaplaceReport:
         """Reports of holders ``first_holder, first_holder + 1, ...``: ``int32[n], float[n]`` ->
         :class:`RRLaplaceReport`. Holder ``h`` uses only ``fold_in(key, h)``."""
-        cells = jnp.asarray(cells)
-        labels = jnp.asarray(labels, dtype=jnp.float32)
-        if cells.ndim != 1 or labels.shape != cells.shape:
-            raise ValueError(
-                f"cells and labels must be 1-d of equal length, got {cells.shape} and "
-                f"{labels.shape}"
-            )
-        if not jnp.issubdtype(cells.dtype, jnp.integer):
-            raise TypeError(f"cells must be integer cell indices, got dtype {cells.dtype}")
-        if int(n_cells) < 1:
-            raise ValueError(f"n_cells must be >= 1, got {n_cells}")
-        if not isinstance(cells, jax.core.Tracer) and cells.size:
-            lo, hi = int(cells.min()), int(cells.max())
-            if lo < 0 or hi >= n_cells:
-                raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
+        cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
         out: RRLaplaceReport = _privatize(
-            self, int(n_cells), key, cells.astype(jnp.int32), labels, first_holder
+            self, int(n_cells), key, cells, labels.astype(jnp.float32), first_holder
         )
         return out
 
@@ -231,31 +222,11 @@ class RRLaplaceMechanism:
         return n_agree * math.log(self.keep_prob) + n_flip * math.log(self.flip_prob)
 
     def label_log_prob(self, code: int, label: float) -> float:
-        """``log P(code | label)`` of the clipped, centred, snapped and clamped Laplace release.
-
-        With ``mu = (clip(label) - c) / Delta``, ``beta = b / Delta`` and ``t = code - mu``, the
-        stochastic rounding kernel is the triangle ``max(0, 1 - |t|)``, so
-        ``P = beta/2 (e(t+1) - 2 e(t) + e(t-1)) + max(0, 1 - |t|)`` with ``e(t) = e^{-|t|/beta}``;
-        for ``|t| >= 1`` this is ``beta (cosh(1/beta) - 1) e^{-|t|/beta}``, and the clamped end
-        codes carry the tail ``beta/2 (e^{1/beta} - 1) e^{-|t|/beta}``.
-        """
-        k_lim = self.code_limit
-        code = int(code)
-        if abs(code) > k_lim:
-            return -math.inf
+        """``log P(code | label)`` of the clipped, centred, snapped and clamped Laplace release
+        (:meth:`GridLaplace.log_prob` at ``mu = (clip(label) - c) / Delta``)."""
         lo, hi = self.label_bound
         mu = (min(max(float(label), lo), hi) - self.label_center) / self.label_step
-        beta = self.label_scale / self.label_step
-        t = code - mu
-        if abs(code) == k_lim:
-            return math.log(beta / 2.0 * math.expm1(1.0 / beta)) - abs(t) / beta
-        if abs(t) >= 1.0:
-            return math.log(beta * (math.cosh(1.0 / beta) - 1.0)) - abs(t) / beta
-
-        def e(s: float) -> float:
-            return math.exp(-abs(s) / beta)
-
-        return math.log(beta / 2.0 * (e(t + 1) - 2.0 * e(t) + e(t - 1)) + (1.0 - abs(t)))
+        return self.label_grid.log_prob(code, mu)
 
     def log_prob(self, report: RRLaplaceReport, cell: int, label: float, n_cells: int) -> float:
         """Log-likelihood of one holder's report (``bits`` ``bool[L]``, scalar ``code``)."""
@@ -278,20 +249,17 @@ def _privatize(
     n_words = -(-n_cells // bits_per_word)
     threshold = jnp.uint32(mech.flip_threshold)
     lo, hi = mech.label_bound
-    center, step, k_lim = mech.label_center, mech.label_step, mech.code_limit
-    scale_in_steps = mech.label_scale / step
+    center, grid = mech.label_center, mech.label_grid
 
     def one(holder: jax.Array, cell: jax.Array, label: jax.Array) -> RRLaplaceReport:
-        k_bits, k_noise, k_round = jax.random.split(jax.random.fold_in(key, holder), 3)
+        k_bits, k_noise = jax.random.split(jax.random.fold_in(key, holder))
         words = jax.random.bits(k_bits, (n_words,), dtype=jnp.uint32)
         if bits_per_word == 2:
             words = jnp.concatenate([words & jnp.uint32(0xFFFF), words >> 16])
         flip = words[:n_cells] < threshold
         bits = flip ^ (jnp.arange(n_cells) == cell)
-        y = (jnp.clip(label, lo, hi) - center) / step
-        v = y + scale_in_steps * jax.random.laplace(k_noise, dtype=jnp.float32)
-        code = jnp.floor(v + jax.random.uniform(k_round, dtype=jnp.float32))
-        return RRLaplaceReport(bits, jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
+        y = (jnp.clip(label, lo, hi) - center) / grid.step
+        return RRLaplaceReport(bits, sample_codes(k_noise, y, grid.beta, grid.limit))
 
     holders = jnp.uint32(first_holder) + jnp.arange(cells.shape[0], dtype=jnp.uint32)
     return jax.vmap(one)(holders, cells, labels)

@@ -17,10 +17,15 @@ never over private data, and the public data are small.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
+import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray, IntArray
+from ldptree._validation import check_matrix, check_vector
+from ldptree.partitions._criteria import CRITERIA, check_criterion_labels
+from ldptree.partitions._params import nonneg_int
 from ldptree.partitions._partition import Partition
 
 #: ``propose(X_node, y_node, lower, upper, depth) -> [(feature, threshold), ...]`` in order of
@@ -85,6 +90,56 @@ def grow(
         lower=np.asarray(lower),
         upper=np.asarray(upper),
     )
+
+
+@attrs.frozen
+class TreeRule:
+    """The stopping parameters shared by every rule grown with :func:`grow` (spec §2.2).
+
+    Parameters
+    ----------
+    max_depth:
+        Depth ``s`` of the tree (the root has depth 0); at most ``2^s`` cells.
+    min_samples_split:
+        A node with at most this many public points (or distinct public rows) is a leaf.
+    min_samples_leaf:
+        ``n_l``: a split is rejected when either child would hold fewer public points.
+    """
+
+    max_depth: int = attrs.field(default=4, validator=nonneg_int)
+    min_samples_split: int = attrs.field(default=5, validator=nonneg_int)
+    min_samples_leaf: int = attrs.field(default=2, validator=nonneg_int)
+
+    def _public_data(
+        self, X_public: Any, y_public: Any, criterion: str | None
+    ) -> tuple[FloatArray, FloatArray | None]:
+        X = check_matrix(X_public, "X_public", allow_empty=True)
+        y = None if y_public is None else check_vector(y_public, "y_public", n=X.shape[0])
+        if criterion is not None:
+            check_criterion_labels(CRITERIA[criterion], y, "y_public")
+        return X, y
+
+    def _grow(self, X: FloatArray, y: FloatArray | None, propose: Proposer) -> Partition:
+        return grow(
+            X,
+            y,
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            propose=propose,
+        )
+
+
+def rank_candidates(deltas: FloatArray, threshold: float) -> list[int]:
+    """Indices of the candidates the reference tries, best first (spec §2.3, §2.6).
+
+    Candidates are sorted by ``Delta`` descending (stable, so ties keep their order), those with
+    ``Delta < threshold`` are dropped, and only the first ``max(1, floor((|kept| + 5) / 10))`` are
+    returned, i.e. one unless at least 15 candidates pass.
+    """
+    order = np.argsort(-deltas, kind="stable")
+    kept = [int(i) for i in order if deltas[i] >= threshold]
+    return kept[: max(1, (len(kept) + 5) // 10)]
 
 
 def _too_small(X_node: FloatArray, y_node: FloatArray | None, min_samples_split: int) -> bool:
