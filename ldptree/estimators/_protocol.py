@@ -8,6 +8,7 @@ memory is ``O(chunk_size * n_cells)`` whatever ``n``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -18,15 +19,20 @@ from ldptree._validation import check_matrix, check_vector
 from ldptree.estimators._aggregate import SumAggregator
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
-from ldptree.protocols import CellEstimates, Mechanism
+from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
+
+LabelCheck = Callable[..., np.ndarray[Any, Any]]
 
 
 def check_fit_data(
-    X: Any, y: Any, X_public: Any, y_public: Any
-) -> tuple[FloatArray, FloatArray, FloatArray | None, FloatArray | None]:
-    """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``."""
+    X: Any, y: Any, X_public: Any, y_public: Any, *, check_labels: LabelCheck = check_vector
+) -> tuple[FloatArray, Any, FloatArray | None, Any]:
+    """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``.
+
+    ``check_labels(y, name, n=rows)`` validates both label vectors (real labels by default).
+    """
     X_arr = check_matrix(X, "X")
-    y_arr = check_vector(y, "y", n=X_arr.shape[0])
+    y_arr = check_labels(y, "y", n=X_arr.shape[0])
     if X_public is None:
         if y_public is not None:
             raise ValueError("y_public was given without X_public; pass both or neither")
@@ -43,7 +49,7 @@ def check_fit_data(
                 "to fit without public data"
             )
         return X_arr, y_arr, None, None
-    yq = None if y_public is None else check_vector(y_public, "y_public", n=Xq.shape[0])
+    yq = None if y_public is None else check_labels(y_public, "y_public", n=Xq.shape[0])
     return X_arr, y_arr, Xq, yq
 
 
@@ -58,15 +64,16 @@ def run_round(
     partition: Partition,
     mechanism: Mechanism,
     X_scaled: FloatArray,
-    y: FloatArray,
+    y: np.ndarray[Any, Any],
     *,
     key: PRNGKey,
     chunk_size: int,
 ) -> CellEstimates:
     """Privatize every private row and aggregate: the holders' and the curator's side in one loop.
 
-    Holder ``i`` uses ``fold_in(key, i)`` whatever ``chunk_size``, so the result does not depend on
-    the chunking.
+    ``y`` holds what the mechanism takes as labels (real labels, or class codes). Holder ``i``
+    uses ``fold_in(key, i)`` whatever ``chunk_size``, so the result does not depend on the
+    chunking.
     """
     n_cells = partition.n_leaves
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
@@ -75,7 +82,34 @@ def run_round(
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
         cells = partition.cells(X_scaled[start:stop])
-        labels = jax.numpy.asarray(y[start:stop], dtype=np.float32)
+        labels = jax.numpy.asarray(y[start:stop])
         reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
         state = aggregator.update(state, reports)
     return aggregator.finalize(state)
+
+
+def simulate_round(
+    partition: Partition,
+    mechanism: Mechanism,
+    X_scaled: FloatArray,
+    y: np.ndarray[Any, Any],
+    *,
+    key: PRNGKey,
+    chunk_size: int,
+) -> CellEstimates:
+    """Simulation of :func:`run_round` that draws the summed reports in aggregate (spec §3.5).
+
+    For experiments only: the mechanism's ``simulate_summary`` sees the whole private sample (the
+    protocol never does) and is exact in law only as far as that mechanism documents.
+    """
+    if not isinstance(mechanism, SupportsAggregateSimulation):
+        raise TypeError(
+            f"{type(mechanism).__name__} cannot draw aggregate reports (no simulate_summary); "
+            "use the per-holder protocol"
+        )
+    n = X_scaled.shape[0]
+    cells = np.concatenate(
+        [np.asarray(partition.cells(X_scaled[s : s + chunk_size])) for s in range(0, n, chunk_size)]
+    )
+    stats = mechanism.simulate_summary(key, cells, y, partition.n_leaves)
+    return mechanism.debias(stats, n)

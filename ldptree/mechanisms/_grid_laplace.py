@@ -116,7 +116,9 @@ class GridLaplace:
         return mu - upper + lower
 
 
-def sample_codes(key: jax.Array, mu: jax.Array, beta: float, limit: int) -> jax.Array:
+def sample_codes(
+    key: jax.Array, mu: jax.Array, beta: float | jax.Array, limit: int | jax.Array
+) -> jax.Array:
     """Codes ``clamp(floor(mu + beta xi + W), -limit, limit)`` for values ``mu`` (grid units).
 
     Three 32-bit words per coordinate. Two make a 64-bit uniform ``x = m_1 + (m_2 + 1) 2^-32`` in
@@ -133,7 +135,7 @@ def sample_codes(key: jax.Array, mu: jax.Array, beta: float, limit: int) -> jax.
     magnitude = jnp.float32(32.0 * math.log(2.0)) - jnp.log(x)
     negative = (words[2] >> 31).astype(jnp.bool_)
     uniform = (words[2] & jnp.uint32(0xFFFFFF)).astype(jnp.float32) * jnp.float32(2.0**-24)
-    noise = jnp.where(negative, -magnitude, magnitude) * jnp.float32(beta)
+    noise = jnp.where(negative, -magnitude, magnitude) * jnp.asarray(beta, dtype=jnp.float32)
     whole = jnp.floor(mu)
     rounded = jnp.floor((mu - whole) + noise + uniform)
     codes = whole.astype(jnp.int32) + rounded.astype(jnp.int32)

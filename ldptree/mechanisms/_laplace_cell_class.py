@@ -54,8 +54,8 @@ from ldptree.mechanisms._records import check_records
 from ldptree.protocols import CellEstimates
 
 _INT32_LIMIT = 2**31 - 1
-#: Holders are padded to a multiple of this (see ``privatize``).
-_ROW_BUCKET = 1024
+#: Smallest piece of holders privatized at once (see ``privatize``).
+_MIN_PIECE = 1024
 
 
 class LaplaceCellClassReport(NamedTuple):
@@ -154,16 +154,40 @@ class LaplaceCellClassMechanism:
         """
         cells, labels = check_records(cells, labels, n_cells, integer_labels=True)
         n, n_cells = int(cells.shape[0]), int(n_cells)
-        # Shapes are padded to buckets so that jit compiles a handful of programs, not one per
-        # (n, L); padded holders are null records and padded cells are never occupied, and both
-        # are cut off. A holder's randomness depends only on its index and the bucket of L.
-        rows = -(-n // _ROW_BUCKET) * _ROW_BUCKET if n > 0 else _ROW_BUCKET
-        cells = jnp.pad(cells, (0, rows - n))
-        labels = jnp.pad(labels.astype(jnp.int32), (0, rows - n), constant_values=-1)
-        padded: LaplaceCellClassReport = _privatize(
-            self, _bucket(n_cells, minimum=8), key, cells, labels, first_holder
+        grid = self.grid
+        # jit sees power-of-two shapes only, so it compiles a handful of programs rather than one
+        # per (n, L, eps): holders go in power-of-two pieces (the last padded with null
+        # records), cells are padded to a power of two (never occupied), and the noise constants
+        # are traced arguments. Padding is cut off. Holder h's randomness depends only on
+        # fold_in(key, h) and on the power-of-two bucket of L.
+        width = _bucket(n_cells, minimum=8)
+        constants = (jnp.float32(1.0 / grid.step), jnp.float32(grid.beta), jnp.int32(grid.limit))
+        pieces = []
+        for start, size in _pieces(n):
+            stop = min(start + size, n)
+            piece_cells = jnp.pad(cells[start:stop], (0, start + size - stop))
+            piece_labels = jnp.pad(
+                labels[start:stop].astype(jnp.int32), (0, start + size - stop), constant_values=-1
+            )
+            out = _privatize(
+                width,
+                self.n_classes,
+                self.label_width,
+                key,
+                piece_cells,
+                piece_labels,
+                jnp.uint32(first_holder + start),
+                *constants,
+            )
+            pieces.append((out.cell[: stop - start, :n_cells], out.label[: stop - start, :n_cells]))
+        if not pieces:
+            shape = (0, n_cells) if self.label_width == 1 else (0, n_cells, self.n_classes)
+            return LaplaceCellClassReport(
+                jnp.zeros((0, n_cells), jnp.int32), jnp.zeros(shape, jnp.int32)
+            )
+        return LaplaceCellClassReport(
+            jnp.concatenate([c for c, _ in pieces]), jnp.concatenate([v for _, v in pieces])
         )
-        return LaplaceCellClassReport(padded.cell[:n, :n_cells], padded.label[:n, :n_cells])
 
     # -- curator side ---------------------------------------------------------------------------
     def summarize(self, reports: LaplaceCellClassReport, n_cells: int) -> dict[str, jax.Array]:
@@ -254,19 +278,29 @@ def _bucket(size: int, *, minimum: int) -> int:
     return 1 << (max(size, minimum, 1) - 1).bit_length()
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+def _pieces(n: int) -> list[tuple[int, int]]:
+    """``(start, size)`` of power-of-two pieces covering ``n`` holders (sizes >= _MIN_PIECE)."""
+    pieces, start = [], 0
+    while start < n:
+        size = max(_MIN_PIECE, 1 << ((n - start).bit_length() - 1))
+        pieces.append((start, size))
+        start += size
+    return pieces
+
+
+@partial(jax.jit, static_argnums=(0, 1, 2))
 def _privatize(
-    mech: LaplaceCellClassMechanism,
     n_cells: int,
+    n_classes: int,
+    width: int,
     key: PRNGKey,
     cells: jax.Array,
     labels: jax.Array,
-    first_holder: int | jax.Array,
+    first_holder: jax.Array,
+    per_unit: jax.Array,
+    beta: jax.Array,
+    limit: jax.Array,
 ) -> LaplaceCellClassReport:
-    grid = mech.grid
-    per_unit = 1.0 / grid.step  # exact: the step is a power of two
-    n_classes, width = mech.n_classes, mech.label_width
-
     def one(holder: jax.Array, cell: jax.Array, label: jax.Array) -> LaplaceCellClassReport:
         valid = (label >= 0) & (label < n_classes)
         u = (jnp.arange(n_cells) == cell) & valid
@@ -275,11 +309,11 @@ def _privatize(
         else:
             v = u[:, None] & (jnp.arange(n_classes) == label)[None, :]
         values = jnp.concatenate([u[:, None], v], axis=1).astype(jnp.float32) * per_unit
-        codes = sample_codes(jax.random.fold_in(key, holder), values, grid.beta, grid.limit)
+        codes = sample_codes(jax.random.fold_in(key, holder), values, beta, limit)
         label_codes = codes[:, 1] if width == 1 else codes[:, 1:]
         return LaplaceCellClassReport(codes[:, 0], label_codes)
 
-    holders = jnp.uint32(first_holder) + jnp.arange(cells.shape[0], dtype=jnp.uint32)
+    holders = first_holder + jnp.arange(cells.shape[0], dtype=jnp.uint32)
     return jax.vmap(one)(holders, cells, labels)
 
 
