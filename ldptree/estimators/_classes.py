@@ -13,10 +13,11 @@ present in private data is itself private (a rare class reveals that some holder
   record as the *null record* (pure noise), so it neither crashes the fit nor reveals itself beyond
   the eps-LDP report (see :mod:`ldptree.mechanisms._laplace_cell_class`). No warning counts them.
 
-Labels may be any hashable, sortable, discrete values: integers, booleans, strings, integer-valued
-floats, or objects. Floats with a fractional part, NaN/None, complex numbers and mixed
-incomparable types are rejected with an error naming the argument; so is comparing string labels
-with numeric classes (a dtype-level mistake, not a property of the private values).
+Labels may be any hashable discrete values: integers, booleans, strings, integer-valued floats, or
+objects (``classes_`` is sorted when the labels can be ordered, else in order of first appearance
+in ``classes`` or ``y_public``). Floats with a fractional part, NaN/None, complex numbers and
+unhashable objects are rejected with an error naming the argument; so are string labels against
+numeric classes (a dtype-level mistake, not a property of the private values).
 """
 
 from __future__ import annotations
@@ -86,28 +87,29 @@ def _check_object_label(value: Any, name: str) -> None:
         ) from None
 
 
-def _sorted_unique(arr: np.ndarray[Any, Any], name: str) -> np.ndarray[Any, Any]:
+def _sorted_unique(arr: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """Distinct labels, sorted when they can be ordered, else in order of first appearance."""
     try:
         return np.unique(arr)
     except TypeError:
-        raise TypeError(
-            f"{name} mixes label types that cannot be ordered (e.g. numbers and strings); use "
-            "one type for all class labels"
-        ) from None
+        distinct = list(dict.fromkeys(arr.tolist()))
+        out = np.empty(len(distinct), dtype=object)
+        out[:] = distinct
+        return out
 
 
 def resolve_classes(classes: Any, y_public: np.ndarray[Any, Any] | None) -> np.ndarray[Any, Any]:
     """``classes_`` from the declared ``classes`` and/or the public labels (module policy)."""
     if classes is not None:
         declared = check_class_labels(classes, "classes")
-        resolved = _sorted_unique(declared, "classes")
+        resolved = _sorted_unique(declared)
         if resolved.shape[0] != declared.shape[0]:
             raise ValueError("classes contains duplicate values; list each class once")
         if resolved.shape[0] < 2:
             raise ValueError(f"classes must list at least two classes, got {resolved.tolist()}")
         if y_public is not None:
             _check_compatible(y_public, resolved, "y_public")
-            unknown = _sorted_unique(y_public[encode_labels(y_public, resolved) < 0], "y_public")
+            unknown = _sorted_unique(y_public[encode_labels(y_public, resolved) < 0])
             if unknown.size:
                 raise ValueError(
                     f"y_public contains labels {unknown.tolist()[:5]} that are not in classes; "
@@ -119,7 +121,7 @@ def resolve_classes(classes: Any, y_public: np.ndarray[Any, Any] | None) -> np.n
             "classes is required when no public labels (y_public) are given: the set of classes "
             "must not be learned from private labels, so declare it, e.g. classes=[0, 1]"
         )
-    resolved = _sorted_unique(y_public, "y_public")
+    resolved = _sorted_unique(y_public)
     if resolved.shape[0] < 2:
         raise ValueError(
             f"y_public contains a single class ({resolved.tolist()}); a classifier needs at least "
