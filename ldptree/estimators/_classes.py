@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from ldptree._typing import Int32Array
+from ldptree._validation import check_column
 
 _NUMERIC = "biuf"
 _TEXT = "US"
@@ -41,12 +42,7 @@ def check_class_labels(y: Any, name: str, *, n: int | None = None) -> np.ndarray
         arr = np.asarray(y)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name} must be a 1-d array of class labels: {err}") from None
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-d (one label per row), got shape {arr.shape}")
-    if n is not None and arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but X has {n} rows; they must match")
+    arr = check_column(arr, name, n=n)
     kind = arr.dtype.kind
     if kind in "biu" or kind in _TEXT:
         return arr

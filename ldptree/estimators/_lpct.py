@@ -43,7 +43,7 @@ from ldptree.estimators._lpct_readout import (
     simplex_projection,
     weighted_eta,
 )
-from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round, simulate_round
+from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round
 from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
@@ -145,15 +145,14 @@ class _LPCTBase(BaseEstimator):
 
         estimates = None
         if collect:
-            chunk = self._chunk(mechanism, n_cells)
-            run = run_round if simulation == "per_holder" else simulate_round
-            estimates = run(
+            estimates = run_round(
                 partition,
                 mechanism,
                 scaler.transform(X_arr),
                 codes,
                 key=key_noise,
-                chunk_size=chunk,
+                chunk_size=self._chunk(mechanism, n_cells),
+                aggregate=simulation == "aggregate",
             )
         self.classes_ = classes
         self.n_features_in_ = d

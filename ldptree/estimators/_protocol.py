@@ -68,48 +68,41 @@ def run_round(
     *,
     key: PRNGKey,
     chunk_size: int,
+    aggregate: bool = False,
 ) -> CellEstimates:
     """Privatize every private row and aggregate: the holders' and the curator's side in one loop.
 
     ``y`` holds what the mechanism takes as labels (real labels, or class codes). Holder ``i``
     uses ``fold_in(key, i)`` whatever ``chunk_size``, so the result does not depend on the
     chunking.
+
+    ``aggregate=True`` is a *simulation* of the round (spec §3.5): the rows are routed chunk by
+    chunk as usual, but the mechanism's ``simulate_summary`` then draws the summed reports of all
+    holders at once. It sees the whole private sample (the protocol never does) and is exact in
+    law only as far as that mechanism documents; use it for experiments.
     """
     n_cells = partition.n_leaves
+    n = X_scaled.shape[0]
+    if aggregate:
+        if not isinstance(mechanism, SupportsAggregateSimulation):
+            raise TypeError(
+                f"{type(mechanism).__name__} cannot draw aggregate reports (no simulate_summary); "
+                "use the per-holder protocol"
+            )
+        cells = np.concatenate(
+            [
+                np.asarray(partition.cells(X_scaled[s : s + chunk_size]))
+                for s in range(0, n, chunk_size)
+            ]
+        )
+        return mechanism.debias(mechanism.simulate_summary(key, cells, y, n_cells), n)
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     state = aggregator.init()
-    n = X_scaled.shape[0]
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
-        cells = partition.cells(X_scaled[start:stop])
         labels = jax.numpy.asarray(y[start:stop])
-        reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
+        reports = mechanism.privatize(
+            key, partition.cells(X_scaled[start:stop]), labels, n_cells, first_holder=start
+        )
         state = aggregator.update(state, reports)
     return aggregator.finalize(state)
-
-
-def simulate_round(
-    partition: Partition,
-    mechanism: Mechanism,
-    X_scaled: FloatArray,
-    y: np.ndarray[Any, Any],
-    *,
-    key: PRNGKey,
-    chunk_size: int,
-) -> CellEstimates:
-    """Simulation of :func:`run_round` that draws the summed reports in aggregate (spec §3.5).
-
-    For experiments only: the mechanism's ``simulate_summary`` sees the whole private sample (the
-    protocol never does) and is exact in law only as far as that mechanism documents.
-    """
-    if not isinstance(mechanism, SupportsAggregateSimulation):
-        raise TypeError(
-            f"{type(mechanism).__name__} cannot draw aggregate reports (no simulate_summary); "
-            "use the per-holder protocol"
-        )
-    n = X_scaled.shape[0]
-    cells = np.concatenate(
-        [np.asarray(partition.cells(X_scaled[s : s + chunk_size])) for s in range(0, n, chunk_size)]
-    )
-    stats = mechanism.simulate_summary(key, cells, y, partition.n_leaves)
-    return mechanism.debias(stats, n)

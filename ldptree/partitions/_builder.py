@@ -17,12 +17,14 @@ never over private data, and the public data are small.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from itertools import count
+from typing import Any, NamedTuple
 
 import attrs
+import jax
 import numpy as np
 
-from ldptree._typing import FloatArray, IntArray
+from ldptree._typing import FloatArray, IntArray, PRNGKey
 from ldptree._validation import check_matrix, check_vector
 from ldptree.partitions._criteria import CRITERIA, check_criterion_labels
 from ldptree.partitions._params import nonneg_int
@@ -92,9 +94,20 @@ def grow(
     )
 
 
+class Node(NamedTuple):
+    """What a rule sees of a node: its public rows and labels (``None`` without labels), its box
+    ``[lower, upper]`` and its depth."""
+
+    X: FloatArray
+    y: FloatArray | None
+    lower: FloatArray
+    upper: FloatArray
+    depth: int
+
+
 @attrs.frozen
 class TreeRule:
-    """The stopping parameters shared by every rule grown with :func:`grow` (spec §2.2).
+    """A partition rule grown with :func:`grow`; subclasses implement :meth:`_propose`.
 
     Parameters
     ----------
@@ -110,16 +123,31 @@ class TreeRule:
     min_samples_split: int = attrs.field(default=5, validator=nonneg_int)
     min_samples_leaf: int = attrs.field(default=2, validator=nonneg_int)
 
-    def _public_data(
-        self, X_public: Any, y_public: Any, criterion: str | None
-    ) -> tuple[FloatArray, FloatArray | None]:
+    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
+        """Grow the partition on public rows scaled to ``[0, 1]^d`` (and their labels).
+
+        ``X_public`` of shape ``(0, d)`` asks for the data-free partition. Randomised rules draw
+        the ``i``-th proposal's randomness from ``fold_in(key, i)`` (proposals in the builder's
+        depth-first order), so the partition is a function of the public data and ``key``.
+        """
         X = check_matrix(X_public, "X_public", allow_empty=True)
         y = None if y_public is None else check_vector(y_public, "y_public", n=X.shape[0])
+        criterion = getattr(self, "criterion", None)
         if criterion is not None:
             check_criterion_labels(CRITERIA[criterion], y, "y_public")
-        return X, y
+        self._check_inputs(X, y, key)
+        proposals = count()
 
-    def _grow(self, X: FloatArray, y: FloatArray | None, propose: Proposer) -> Partition:
+        def propose(
+            X_node: FloatArray,
+            y_node: FloatArray | None,
+            lower: FloatArray,
+            upper: FloatArray,
+            depth: int,
+        ) -> Sequence[tuple[int, float]]:
+            node_key = None if key is None else jax.random.fold_in(key, next(proposals))
+            return self._propose(Node(X_node, y_node, lower, upper, depth), node_key)
+
         return grow(
             X,
             y,
@@ -128,6 +156,13 @@ class TreeRule:
             min_samples_leaf=self.min_samples_leaf,
             propose=propose,
         )
+
+    def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
+        """Rule-specific requirements on the public data or the key (none by default)."""
+
+    def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
+        """Candidate splits ``[(feature, threshold), ...]`` of ``node``, best first."""
+        raise NotImplementedError
 
 
 def rank_candidates(deltas: FloatArray, threshold: float) -> list[int]:

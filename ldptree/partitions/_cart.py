@@ -16,22 +16,20 @@ passing ``threshold``, skipping features without a split, exactly as the referen
 The split uses public data only, so the private release stays eps-LDP for whatever partition
 results (both papers' argument: the privacy proof holds for any fixed partition). Without public
 labels there is no criterion to reduce and this rule raises; without public rows the partition is
-the single cell.
+the single cell. The rule is deterministic; ``key`` is unused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree.partitions._builder import TreeRule, rank_candidates
+from ldptree.partitions._builder import Node, TreeRule, rank_candidates
 from ldptree.partitions._criteria import CRITERIA, split_gains
 from ldptree.partitions._params import check_criterion, positive_int, to_threshold
-from ldptree.partitions._partition import Partition
 
 _THRESHOLDS = ("quantile", "exact")
 
@@ -48,7 +46,7 @@ class CartPartitioner(TreeRule):
     Parameters
     ----------
     max_depth, min_samples_split, min_samples_leaf:
-        Stopping rules, see :class:`~ldptree.partitions.TreeRule`.
+        The stopping rules of :class:`~ldptree.partitions.TreeRule`.
     criterion:
         ``"mse"`` (regression, LPDT-V), ``"entropy"`` (LPCT reference code) or ``"gini"`` (LPCT
         paper).
@@ -74,44 +72,29 @@ class CartPartitioner(TreeRule):
         levels = (2.0 * np.arange(self.search_number) + 1.0) / (2.0 * self.search_number)
         return np.unique(np.quantile(unique, levels))
 
-    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
-        """Grow the partition on public rows scaled to ``[0, 1]^d`` and their labels.
-
-        ``key`` is accepted for the common protocol and unused (the rule is deterministic).
-        """
-        del key
-        X, y = self._public_data(X_public, y_public, self.criterion)
+    def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
         if y is None and X.shape[0] > 0:
             raise ValueError(
                 "y_public is required by the CART rule (it ranks splits by label impurity); "
                 "pass public labels or use the max-edge rule"
             )
-        criterion = CRITERIA[self.criterion]
 
-        def propose(
-            X_node: FloatArray,
-            y_node: FloatArray | None,
-            lower: FloatArray,
-            upper: FloatArray,
-            depth: int,
-        ) -> Sequence[tuple[int, float]]:
-            if y_node is None or X_node.shape[0] == 0:
-                return []
-            n_features = X_node.shape[1]
-            deltas = np.zeros(n_features)
-            split_at = np.full(n_features, np.nan)
-            for k in range(n_features):
-                thresholds = self.candidates(X_node[:, k])
-                if thresholds.size == 0:
-                    continue
-                gains = split_gains(criterion, X_node[:, k], y_node, thresholds)
-                best = int(np.argmax(gains))
-                if gains[best] > 0.0 and gains[best] >= self.threshold:
-                    deltas[k], split_at[k] = gains[best], thresholds[best]
-            return [
-                (k, float(split_at[k]))
-                for k in rank_candidates(deltas, self.threshold)
-                if not np.isnan(split_at[k])
-            ]
-
-        return self._grow(X, y, propose)
+    def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
+        if node.y is None or node.X.shape[0] == 0:
+            return []
+        criterion, n_features = CRITERIA[self.criterion], node.X.shape[1]
+        deltas = np.zeros(n_features)
+        split_at = np.full(n_features, np.nan)
+        for k in range(n_features):
+            thresholds = self.candidates(node.X[:, k])
+            if thresholds.size == 0:
+                continue
+            gains = split_gains(criterion, node.X[:, k], node.y, thresholds)
+            best = int(np.argmax(gains))
+            if gains[best] > 0.0 and gains[best] >= self.threshold:
+                deltas[k], split_at[k] = gains[best], thresholds[best]
+        return [
+            (k, float(split_at[k]))
+            for k in rank_candidates(deltas, self.threshold)
+            if not np.isnan(split_at[k])
+        ]

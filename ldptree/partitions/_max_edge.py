@@ -9,21 +9,20 @@ stable sort, as the reference). Only the first ``max(1, floor((|M'| + 5) / 10))`
 Cells stay dyadic boxes whose side lengths differ by at most a factor 2, so
 ``diam(A) in [sqrt(d)/2, 2 sqrt(d)] * 2^(-depth/d)`` (LPDT Lemma C.6) whatever the public data.
 Without public data (zero rows) every ``Delta_k`` is 0 and the rule is the plain dyadic grid.
+The rule is deterministic; ``key`` is unused.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray, IntArray, PRNGKey
-from ldptree.partitions._builder import TreeRule, rank_candidates
+from ldptree.partitions._builder import Node, TreeRule, rank_candidates
 from ldptree.partitions._criteria import CRITERIA, gain
 from ldptree.partitions._params import check_criterion, to_threshold
-from ldptree.partitions._partition import Partition
 
 
 def longest_edges(lower: FloatArray, upper: FloatArray) -> tuple[IntArray, FloatArray]:
@@ -40,49 +39,26 @@ def longest_edges(lower: FloatArray, upper: FloatArray) -> tuple[IntArray, Float
 class MaxEdgePartitioner(TreeRule):
     """Max-edge partition rule with criterion-driven choice among the longest edges.
 
-    Parameters
-    ----------
-    max_depth, min_samples_split, min_samples_leaf:
-        Stopping rules, see :class:`~ldptree.partitions.TreeRule`.
-    criterion:
-        Impurity whose reduction ranks the longest edges: ``"mse"`` (regression), ``"entropy"``
-        (LPCT reference code) or ``"gini"`` (LPCT paper); the last two need class codes.
-    threshold:
-        Minimal reduction for a split to be considered (the reference's 0).
+    ``max_depth``, ``min_samples_split`` and ``min_samples_leaf`` are the stopping rules of
+    :class:`~ldptree.partitions.TreeRule`; ``criterion`` is the impurity whose reduction ranks the
+    longest edges: ``"mse"`` (regression), ``"entropy"`` (LPCT reference code) or ``"gini"``
+    (LPCT paper), the last two on class codes; ``threshold`` is the minimal reduction for a split
+    to be considered (the reference's 0).
     """
 
     criterion: str = attrs.field(default="mse", validator=check_criterion)
     threshold: float = attrs.field(default=0.0, converter=to_threshold)
 
-    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
-        """Grow the partition on public data scaled to ``[0, 1]^d``.
-
-        ``X_public`` of shape ``(0, d)`` gives the data-free dyadic grid of depth ``max_depth``.
-        The rule is deterministic; ``key`` is accepted for the common protocol and unused.
-        """
-        del key
-        X, y = self._public_data(X_public, y_public, self.criterion)
-        impurity_sum = CRITERIA[self.criterion]
-
-        def propose(
-            X_node: FloatArray,
-            y_node: FloatArray | None,
-            lower: FloatArray,
-            upper: FloatArray,
-            depth: int,
-        ) -> Sequence[tuple[int, float]]:
-            longest, mids = longest_edges(lower, upper)
-            if y_node is None or X_node.shape[0] == 0:
-                deltas = np.zeros(longest.shape[0])
-            else:
-                deltas = np.array(
-                    [
-                        gain(impurity_sum, y_node, X_node[:, k] < t)
-                        for k, t in zip(longest, mids, strict=True)
-                    ]
-                )
-            return [
-                (int(longest[i]), float(mids[i])) for i in rank_candidates(deltas, self.threshold)
-            ]
-
-        return self._grow(X, y, propose)
+    def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
+        longest, mids = longest_edges(node.lower, node.upper)
+        if node.y is None or node.X.shape[0] == 0:
+            deltas = np.zeros(longest.shape[0])
+        else:
+            impurity_sum, y = CRITERIA[self.criterion], node.y
+            deltas = np.array(
+                [
+                    gain(impurity_sum, y, node.X[:, k] < t)
+                    for k, t in zip(longest, mids, strict=True)
+                ]
+            )
+        return [(int(longest[i]), float(mids[i])) for i in rank_candidates(deltas, self.threshold)]

@@ -13,57 +13,33 @@ public data, the parameters and ``key``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import count
-from typing import Any
 
 import attrs
 import jax
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import as_key
-from ldptree.partitions._builder import TreeRule
+from ldptree.partitions._builder import Node, TreeRule
 from ldptree.partitions._max_edge import longest_edges
-from ldptree.partitions._partition import Partition
 
 
 @attrs.frozen
 class RandomMaxEdgePartitioner(TreeRule):
-    """Split the midpoint of a uniformly random longest edge (LPCT-R).
+    """Split the midpoint of a uniformly random longest edge (LPCT-R); ``fit`` needs ``key``.
 
-    Parameters
-    ----------
-    max_depth, min_samples_split, min_samples_leaf:
-        Stopping rules, see :class:`~ldptree.partitions.TreeRule`.
+    ``max_depth``, ``min_samples_split`` and ``min_samples_leaf`` are the stopping rules of
+    :class:`~ldptree.partitions.TreeRule`. ``y_public`` only enters them (through distinct
+    ``[x | y]`` rows), as in the reference builder.
     """
 
-    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
-        """Grow the partition on public rows scaled to ``[0, 1]^d``; ``key`` is required.
-
-        ``y_public`` only enters the stopping rule through distinct ``[x | y]`` rows, as in the
-        reference builder.
-        """
+    def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
         if key is None:
             raise TypeError(
                 "key must be a JAX PRNG key: RandomMaxEdgePartitioner is random, and a fixed key "
                 "makes its partition reproducible"
             )
-        base = as_key(key, "key")
-        X, y = self._public_data(X_public, y_public, None)
-        proposal = count()
 
-        def propose(
-            X_node: FloatArray,
-            y_node: FloatArray | None,
-            lower: FloatArray,
-            upper: FloatArray,
-            depth: int,
-        ) -> Sequence[tuple[int, float]]:
-            longest, mids = longest_edges(lower, upper)
-            pick = int(
-                jax.random.randint(
-                    jax.random.fold_in(base, next(proposal)), (), 0, longest.shape[0]
-                )
-            )
-            return [(int(longest[pick]), float(mids[pick]))]
-
-        return self._grow(X, y, propose)
+    def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
+        longest, mids = longest_edges(node.lower, node.upper)
+        pick = int(jax.random.randint(as_key(key, "key"), (), 0, longest.shape[0]))
+        return [(int(longest[pick]), float(mids[pick]))]
