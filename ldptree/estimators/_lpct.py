@@ -28,8 +28,8 @@ from typing import Any
 import jax
 import numpy as np
 
-from ldptree._typing import FloatArray, Int32Array, IntArray
-from ldptree._validation import as_key, check_int, check_positive, check_real
+from ldptree._typing import BoolArray, FloatArray, IntArray
+from ldptree._validation import as_key, check_int, check_matrix, check_positive, check_real
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._base import BaseEstimator
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
@@ -178,21 +178,24 @@ class _LPCTBase(BaseEstimator):
         self.leaf_class_ = np.argmax(eta, axis=1)
 
     # -- prediction (post-processing: no privacy cost) -------------------------------------------
-    def _route(self, X: Any) -> tuple[IntArray, np.ndarray[Any, Any]]:
+    def _route(self, X: Any) -> tuple[IntArray, BoolArray]:
         self._check_fitted("leaf_eta_")
         cells, inside = route(X, self.n_features_in_, self.scaler_, self.partition_)
         if self.outside == "zero":
             return cells, inside
         return cells, np.ones_like(inside)
 
+    def _rows(self, leaf_proba: FloatArray, cells: IntArray, inside: BoolArray) -> FloatArray:
+        first = np.eye(self.classes_.shape[0])[0]
+        rows: FloatArray = np.where(inside[:, None], leaf_proba[cells], first[None, :])
+        return rows
+
     def predict_proba(self, X: Any) -> FloatArray:
         """``float[n, K]`` class probabilities in the order of ``classes_``: the cell's estimate
         ``eta`` projected onto the simplex (argmax preserved). With ``outside="zero"``, rows outside
         the public box get probability 1 for ``classes_[0]`` (the papers' "predict 0")."""
         cells, inside = self._route(X)
-        proba = simplex_projection(self.leaf_eta_)[cells]
-        first = np.eye(self.classes_.shape[0])[0]
-        return np.where(inside[:, None], proba, first[None, :])
+        return self._rows(self.leaf_proba_, cells, inside)
 
     def predict(self, X: Any) -> np.ndarray[Any, Any]:
         """Class labels: ``classes_[argmax_k eta_k]`` of each row's cell."""
@@ -204,9 +207,7 @@ class _LPCTBase(BaseEstimator):
         """Accuracy: the fraction of rows whose predicted class equals ``y``."""
         pred = self.predict(X)
         truth = check_class_labels(y, "y", n=pred.shape[0])
-        hits: Int32Array = encode_labels(truth, self.classes_, "y") == encode_labels(
-            pred, self.classes_, "y"
-        )
+        hits = encode_labels(truth, self.classes_, "y") == encode_labels(pred, self.classes_, "y")
         return float(np.mean(hits))
 
 
@@ -340,12 +341,12 @@ class LPCTClassifier(_LPCTBase):
         every ``lam`` is ``inf``)."""
         cells, inside = self._route(X)
         values = np.atleast_1d(np.asarray(lams, dtype=np.float64))
-        first = np.eye(self.classes_.shape[0])[0]
-        out = []
-        for lam in values:
-            proba = simplex_projection(self._eta(check_lam(float(lam), "lams"))[0])[cells]
-            out.append(np.where(inside[:, None], proba, first[None, :]))
-        return np.stack(out)
+        return np.stack(
+            [
+                self._rows(simplex_projection(self._eta(check_lam(lam, "lams"))[0]), cells, inside)
+                for lam in values.tolist()
+            ]
+        )
 
 
 class LPCTPrunedClassifier(_LPCTBase):
@@ -445,8 +446,9 @@ class LPCTPrunedClassifier(_LPCTBase):
                 "LPCT-prune needs public data: pass X_public and y_public (its statistic compares "
                 "private and public estimates)"
             )
-        n_private = int(np.shape(X)[0]) if np.ndim(X) == 2 else 0
-        n_public = int(np.shape(X_public)[0]) if np.ndim(X_public) == 2 else 0
+        # report and public row counts are public; the default depths depend on them
+        n_private = check_matrix(X, "X").shape[0]
+        n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
         partition, estimates, public = self._fit_round(
             X, y, X_public, y_public, max_depth=max_depth, collect=True, binary=True

@@ -188,7 +188,8 @@ def node_statistics(
         usable &= above_one | (u <= stats.u_p)
         variance = np.where(above_one, u, stats.u_p)
         eta_c, t_c, lam_c, t_p = _combined(stats.u_p, v_p, stats, variance, c2, c)
-        # the reference compares the private end with T_Q only when the signals disagree
+        # step 4 (signals agree): the combined optimum; step 5 (they disagree, lam* = 0): the
+        # private end; either way public only wins when T_Q is larger
         eta_c = np.where(lam_c > 0, eta_c, v_p / np.where(stats.u_p > 0, stats.u_p, 1.0))
         t_c = np.where(lam_c > 0, t_c, t_p)
         use_public = ~usable | (t_c < t_q)

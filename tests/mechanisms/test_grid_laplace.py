@@ -38,12 +38,13 @@ def test_likelihood_ratio_of_a_unit_shift_is_at_most_exp_one_over_b(scale: float
     assert np.max(np.abs(zero - one)) <= 1.0 / scale + 1e-9
 
 
-def test_sampler_matches_the_law() -> None:
+@pytest.mark.parametrize("value", [1.0, 0.3])  # on the grid (LPCT) and between points (RR label)
+def test_sampler_matches_the_law(value: float) -> None:
     # Pearson chi-square over codes with expected count >= 20, 400k draws; the threshold is the
     # chi-square quantile at 1 - 1e-6 (Wilson-Hilferty), so a correct sampler fails w.p. ~1e-6.
     grid = GridLaplace.for_range(2.0, reach=1.0)
     n = 400_000
-    mu = 1.0 / grid.step
+    mu = value / grid.step
     draws = np.asarray(sample_codes(jax.random.key(7), np.full(n, mu), grid.beta, grid.limit))
     codes, p = _pmf(grid, mu)
     observed = np.bincount(draws + grid.limit, minlength=codes.size)
