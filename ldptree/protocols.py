@@ -79,6 +79,20 @@ class Mechanism(Protocol):
     * ``debias(stats, n)``: the affine map from summed statistics to :class:`CellEstimates`.
     * ``log_prob(report, cell, label, n_cells)``: log-likelihood of one holder's report given one
       record, in float64, for the accountant and for likelihood-based tests.
+
+    Optional: ``privatize_summarize(...)`` returning exactly ``summarize(privatize(...))`` in one
+    kernel (simulation fast path), ``max_summary_rows``, and ``spend`` (a ``PrivacySpend``).
+
+    Verification interface (optional, :class:`~ldptree.accounting.VerifiableMechanism`): a
+    mechanism whose claim should be *certified* by :func:`~ldptree.accounting.verify_ldp` also
+    implements ``report_law(n_cells) -> ReportLaw``: its report as independent blocks of
+    coordinates, each released by a :class:`~ldptree.accounting.Channel` (a finite output set
+    with exact log-probabilities, a grid-Laplace code, continuous Laplace noise, or any object
+    with the channel methods) whose inputs are functions of the record (the record's own cell
+    vs. the other cells, the label, or the whole record). Describe the law *as realised*
+    (e.g. flip probabilities after integer thresholding) from the same constants ``privatize``
+    uses, and attach a :class:`~ldptree.accounting.Sampling` to channels whose sampler only
+    approximates the declared law. See :mod:`ldptree.accounting._law` and ``docs/privacy.md``.
     """
 
     @property

@@ -1,5 +1,47 @@
-"""Privacy accounting: what each release spends."""
+"""Privacy accounting: what each release spends, certified verification, black-box audit."""
 
-from ldptree.accounting._spend import PrivacySpend
+from ldptree.accounting._audit import AuditResult, audit_ldp
+from ldptree.accounting._channels import (
+    Channel,
+    Divergences,
+    FiniteChannel,
+    LaplaceChannel,
+    Sampling,
+    binary_channel,
+    grid_laplace_channel,
+)
+from ldptree.accounting._law import (
+    CellBlock,
+    LabelBlock,
+    RecordBlock,
+    ReportLaw,
+    VerifiableMechanism,
+)
+from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
+from ldptree.accounting._spend import PrivacySpend, spend_of
+from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
-__all__ = ["PrivacySpend"]
+__all__ = [
+    "AuditResult",
+    "CellBlock",
+    "Channel",
+    "Divergences",
+    "FiniteChannel",
+    "LDPCertificate",
+    "LabelBlock",
+    "LaplaceChannel",
+    "LedgerEntry",
+    "PrivacyLedger",
+    "PrivacySpend",
+    "RecordBlock",
+    "ReportLaw",
+    "SampledCaveat",
+    "Sampling",
+    "VerifiableMechanism",
+    "Witness",
+    "audit_ldp",
+    "binary_channel",
+    "grid_laplace_channel",
+    "spend_of",
+    "verify_ldp",
+]

@@ -1,4 +1,4 @@
-"""Synthetic generators of the papers' experiments and real-data loaders."""
+"""Synthetic generators of both papers and (later) real-data loaders."""
 
 from ldptree.datasets._lpct import (
     LPCTSample,
@@ -7,5 +7,15 @@ from ldptree.datasets._lpct import (
     make_lpct_pair,
     sample_lpct,
 )
+from ldptree.datasets._lpdt import lpdt_figure1, lpdt_uniform, sine_regression_function
 
-__all__ = ["LPCTSample", "lpct_bayes_accuracy", "lpct_eta", "make_lpct_pair", "sample_lpct"]
+__all__ = [
+    "LPCTSample",
+    "lpct_bayes_accuracy",
+    "lpct_eta",
+    "lpdt_figure1",
+    "lpdt_uniform",
+    "make_lpct_pair",
+    "sample_lpct",
+    "sine_regression_function",
+]

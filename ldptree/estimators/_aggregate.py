@@ -18,7 +18,7 @@ import numpy as np
 from ldptree.protocols import CellEstimates, Mechanism
 
 
-def _to_host(x: Any) -> np.ndarray[Any, Any]:
+def to_host(x: Any) -> np.ndarray[Any, Any]:
     arr = np.asarray(x)
     if np.issubdtype(arr.dtype, np.integer):
         return arr.astype(np.int64)
@@ -51,9 +51,7 @@ class SumAggregator:
         step = int(getattr(self.mechanism, "max_summary_rows", n) or n)
         for start in range(0, n, max(step, 1)):
             batch = jax.tree_util.tree_map(lambda a, s=start: a[s : s + step], reports)
-            summary = jax.tree_util.tree_map(
-                _to_host, self.mechanism.summarize(batch, self.n_cells)
-            )
+            summary = jax.tree_util.tree_map(to_host, self.mechanism.summarize(batch, self.n_cells))
             state = self.merge(state, SumState(n=min(step, n - start), stats=summary))
         return state
 

@@ -13,7 +13,6 @@ import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import check_int, check_matrix
-from ldptree.accounting._spend import PrivacySpend
 from ldptree.partitions._cart import CartPartitioner
 from ldptree.partitions._max_edge import MaxEdgePartitioner
 from ldptree.partitions._partition import Partition
@@ -71,12 +70,6 @@ def check_mechanism(mechanism: Any, epsilon: float) -> Mechanism:
             f"mechanism.epsilon={mechanism.epsilon} differs from epsilon={epsilon}; set them equal"
         )
     return mechanism
-
-
-def spend_of(mechanism: Mechanism) -> PrivacySpend:
-    """What one release of ``mechanism`` costs each holder (its declared map, else ``epsilon``)."""
-    spend = getattr(mechanism, "spend", None)
-    return spend if isinstance(spend, PrivacySpend) else PrivacySpend(epsilon=mechanism.epsilon)
 
 
 def route(

@@ -30,10 +30,11 @@ import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import as_key, check_int, check_matrix, check_positive, check_real
-from ldptree.accounting._spend import PrivacySpend
+from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._composition import check_mechanism, make_partitioner, route, spend_of
+from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._lpct_readout import (
     FALLBACKS,
     check_lam,
@@ -54,8 +55,6 @@ _OUTSIDE = ("clamp", "zero")
 _SIMULATIONS = ("per_holder", "aggregate")
 #: Released numbers per chunk when ``chunk_size`` is left to the estimator.
 _CHUNK_NUMBERS = 1 << 22
-#: What a fit that collects no private report spends (LPCT-Q).
-_NO_RELEASE = PrivacySpend(epsilon=0.0, parts=(("no private release (public only)", 0.0),))
 
 
 def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
@@ -162,7 +161,11 @@ class _LPCTBase(BaseEstimator):
         self.mechanism_ = mechanism if collect else None
         self.estimates_ = estimates
         self.public_class_counts_ = public
-        self.privacy_ = spend_of(mechanism) if collect else _NO_RELEASE
+        ledger = PrivacyLedger()
+        if collect:
+            ledger = ledger.record("one report per holder", spend_of(mechanism))
+        self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
+        self.privacy_ = self.privacy_ledger_.total
         return partition, estimates, public
 
     def _chunk(self, mechanism: Mechanism, n_cells: int) -> int:

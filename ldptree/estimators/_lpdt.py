@@ -16,7 +16,8 @@ A composition, not a code path of its own:
   ``min_private_ratio``; the reference's default ``tau = 0`` only catches non-positive counts).
 
 Privacy: the partition, the scaling box and the label bound come from public data or the user,
-so the only private release is each holder's single report; ``privacy_`` records its epsilon.
+so the only private release is each holder's single report; it is recorded in a
+:class:`~ldptree.accounting.PrivacyLedger` (``privacy_ledger_``) whose total is ``privacy_``.
 """
 
 from __future__ import annotations
@@ -36,8 +37,10 @@ from ldptree._validation import (
     check_real,
     check_vector,
 )
+from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator
-from ldptree.estimators._composition import check_mechanism, make_partitioner, route, spend_of
+from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
@@ -86,7 +89,8 @@ class LPDTRegressor(BaseEstimator):
     Attributes
     ----------
     partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_,
-    used_fallback_, label_bound_, privacy_, n_features_in_
+    used_fallback_, label_bound_, privacy_ (a :class:`~ldptree.accounting.PrivacySpend`),
+    privacy_ledger_ (its :class:`~ldptree.accounting.PrivacyLedger`), n_features_in_
     """
 
     def __init__(
@@ -159,6 +163,8 @@ class LPDTRegressor(BaseEstimator):
         min_ratio = check_real(self.min_private_ratio, "min_private_ratio")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         margin = check_real(self.feature_margin, "feature_margin")
+        if margin < 0:
+            raise ValueError(f"feature_margin must be >= 0, got {margin}")
         if self.outside not in _OUTSIDE:
             raise ValueError(f"outside must be one of {_OUTSIDE}, got {self.outside!r}")
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
@@ -191,7 +197,9 @@ class LPDTRegressor(BaseEstimator):
         self.public_leaf_mean_ = public_mean
         self.leaf_values_ = values
         self.used_fallback_ = fallback
-        self.privacy_ = spend_of(mechanism)
+        ledger = PrivacyLedger().record("one report per holder", spend_of(mechanism))
+        self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
+        self.privacy_ = ledger.total
         return self
 
     def predict(self, X: Any) -> FloatArray:

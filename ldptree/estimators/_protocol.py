@@ -16,7 +16,7 @@ import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_matrix, check_vector
-from ldptree.estimators._aggregate import SumAggregator
+from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
@@ -72,9 +72,10 @@ def run_round(
 ) -> CellEstimates:
     """Privatize every private row and aggregate: the holders' and the curator's side in one loop.
 
-    ``y`` holds what the mechanism takes as labels (real labels, or class codes). Holder ``i``
-    uses ``fold_in(key, i)`` whatever ``chunk_size``, so the result does not depend on the
-    chunking.
+    ``y`` holds what the mechanism takes as labels (real labels, or class codes). Holder ``i``'s
+    randomness depends only on ``key`` and ``i`` whatever ``chunk_size``, and the statistics are
+    exact integers, so the result does not depend on the chunking. A mechanism's optional
+    ``privatize_summarize`` (equal to ``summarize(privatize(...))``) is used when present.
 
     ``aggregate=True`` is a *simulation* of the round (spec §3.5): the rows are routed chunk by
     chunk as usual, but the mechanism's ``simulate_summary`` then draws the summed reports of all
@@ -89,20 +90,25 @@ def run_round(
                 f"{type(mechanism).__name__} cannot draw aggregate reports (no simulate_summary); "
                 "use the per-holder protocol"
             )
-        cells = np.concatenate(
-            [
-                np.asarray(partition.cells(X_scaled[s : s + chunk_size]))
-                for s in range(0, n, chunk_size)
-            ]
-        )
-        return mechanism.debias(mechanism.simulate_summary(key, cells, y, n_cells), n)
+        routed = [partition.cells(X_scaled[s : s + chunk_size]) for s in range(0, n, chunk_size)]
+        all_cells = np.concatenate([np.asarray(c) for c in routed])
+        return mechanism.debias(mechanism.simulate_summary(key, all_cells, y, n_cells), n)
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     state = aggregator.init()
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
+        cells = partition.cells(X_scaled[start:stop])
+        # real labels arrive as float32 (the mechanisms' arithmetic), class codes as integers
         labels = jax.numpy.asarray(y[start:stop])
-        reports = mechanism.privatize(
-            key, partition.cells(X_scaled[start:stop]), labels, n_cells, first_holder=start
-        )
-        state = aggregator.update(state, reports)
+        if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
+            labels = labels.astype(np.float32)
+        fused = getattr(mechanism, "privatize_summarize", None)
+        if fused is not None and stop - start <= getattr(mechanism, "max_summary_rows", 0):
+            stats = jax.tree_util.tree_map(
+                to_host, fused(key, cells, labels, n_cells, first_holder=start)
+            )
+            state = aggregator.merge(state, SumState(n=stop - start, stats=stats))
+        else:
+            reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
+            state = aggregator.update(state, reports)
     return aggregator.finalize(state)

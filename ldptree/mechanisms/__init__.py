@@ -1,6 +1,5 @@
 """Local randomizers: each holder's record ``(cell, label)`` -> one report."""
 
-from ldptree.mechanisms._grid_laplace import GridLaplace
 from ldptree.mechanisms._laplace_cell_class import (
     LaplaceCellClassMechanism,
     LaplaceCellClassReport,
@@ -8,7 +7,6 @@ from ldptree.mechanisms._laplace_cell_class import (
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 
 __all__ = [
-    "GridLaplace",
     "LaplaceCellClassMechanism",
     "LaplaceCellClassReport",
     "RRLaplaceMechanism",

@@ -20,12 +20,11 @@ As implemented (what the accountant certifies):
   ``2 log((1 - q') / q')`` never exceeds ``rho eps``. Debiasing uses ``q'``.
 * ``Y~_i`` is centred at ``c``, rounded *stochastically* to the grid ``Delta Z`` with
   ``Delta = 2^(floor(log2 b) - 4)`` (so ``b / 32 < Delta <= b / 16``) and clamped to
-  ``|code| <= K``, ``K Delta >= R / 2 + 30 b`` (:class:`~ldptree.mechanisms.GridLaplace`, whose
-  sampler follows the Laplace tail out to the clamp; float32 ``jax.random.laplace`` does not).
-  Rounding and clamping are post-processing of the Laplace release (privacy unchanged), keep the
-  label unbiased (``E[Delta code] = y - c`` up to the ``e^{-30}`` clamp mass), add variance at
-  most ``Delta^2 / 4 <= b^2 / 1024`` next to ``2 b^2``, give a finite report space, and make every
-  curator-side sum an exact integer, so aggregation is identical in any chunking or order.
+  ``|code| <= K``, ``K Delta >= R / 2 + 64 b``. Rounding and clamping are post-processing of the
+  Laplace release (privacy unchanged), keep the label unbiased (``E[Delta code] = y - c`` up to the
+  ``e^{-64}`` clamp mass), add variance at most ``Delta^2 / 4 <= b^2 / 1024`` next to ``2 b^2``,
+  give a finite report space, and make every curator-side sum an exact integer, so aggregation is
+  identical in any chunking or order.
 
 Debiasing (spec §3.1): with ``a = 1 - 2 q'`` and ``n`` reports,
 ``c^_j = (sum_i Z_ij - n q') / a`` and ``s^_j = sum_i Y~_i (Z_ij - q') / a`` are unbiased for the
@@ -43,13 +42,19 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import PRNGKey
-from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree.accounting._channels import binary_channel, grid_laplace_channel
+from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.mechanisms._grid_laplace import GridLaplace, sample_codes
+from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
 from ldptree.mechanisms._records import check_records
+from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
+#: Laplace tail beyond which released labels are clamped, in units of the noise scale ``b``.
+CLAMP_SCALES = 64.0
 _INT32_LIMIT = 2**31 - 1
 
 
@@ -61,9 +66,14 @@ class RRLaplaceReport(NamedTuple):
     code: jax.Array
 
 
-def _check_bits(_: object, attribute: attrs.Attribute[int], value: int) -> None:
-    if value not in (16, 32):
-        raise ValueError(f"{attribute.name} must be 16 or 32, got {value!r}")
+def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value not in (None, 16, 32):
+        raise ValueError(f"{attribute.name} must be None (automatic), 16 or 32, got {value!r}")
+
+
+def _threshold(cell_epsilon: float, bits: int) -> int:
+    q = 1.0 / (1.0 + math.exp(cell_epsilon / 2.0))
+    return max(1, math.ceil(q * 2.0**bits))
 
 
 @attrs.frozen
@@ -79,14 +89,24 @@ class RRLaplaceMechanism:
     budget_split:
         ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
     precision_bits:
-        Width (16 or 32) of the uniform integers realising the flips; 16 halves the random bits
-        drawn, and the realised budget never exceeds the claim either way.
+        Width (16 or 32) of the uniform integers realising the flips. ``None`` (default) takes 16,
+        which halves the random bits drawn, unless the cell budget is too small for 16 bits to
+        realise a flip probability below 1/2; the realised budget never exceeds the claim.
     """
 
     epsilon: float = attrs.field(converter=to_epsilon)
     label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int = attrs.field(default=16, validator=_check_bits)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+
+    def __attrs_post_init__(self) -> None:
+        bits = 32 if self.precision_bits is None else self.precision_bits
+        if _threshold(self.cell_epsilon, bits) >= 2 ** (bits - 1):
+            raise ValueError(
+                f"epsilon * budget_split = {self.cell_epsilon:.3g} is too small to realise a flip "
+                f"probability below 1/2 with {bits}-bit uniforms (precision_bits); "
+                "raise epsilon or budget_split"
+            )
 
     # -- constants ------------------------------------------------------------------------------
     @property
@@ -111,15 +131,21 @@ class RRLaplaceMechanism:
         )
 
     @property
+    def bits(self) -> int:
+        """Width of the uniform integers actually used (resolves ``precision_bits=None``)."""
+        if self.precision_bits is not None:
+            return self.precision_bits
+        return 16 if _threshold(self.cell_epsilon, 16) < 2**15 else 32
+
+    @property
     def flip_threshold(self) -> int:
         """``T = ceil(q 2^bits)`` with ``q = 1 / (1 + e^{rho eps / 2})``; at least 1."""
-        q = 1.0 / (1.0 + math.exp(self.cell_epsilon / 2.0))
-        return max(1, math.ceil(q * 2.0**self.precision_bits))
+        return _threshold(self.cell_epsilon, self.bits)
 
     @property
     def flip_prob(self) -> float:
         """Realised flip probability ``q' = T / 2^bits``."""
-        return self.flip_threshold / 2.0**self.precision_bits
+        return self.flip_threshold / 2.0**self.bits
 
     @property
     def keep_prob(self) -> float:
@@ -140,19 +166,20 @@ class RRLaplaceMechanism:
         return self.label_range / self.label_epsilon
 
     @property
-    def label_grid(self) -> GridLaplace:
-        """The released label's law: ``Laplace(b)`` on the grid ``Delta Z``, clamped."""
-        return GridLaplace.for_range(self.label_scale, self.label_range / 2.0, max_step=math.inf)
-
-    @property
     def label_step(self) -> float:
         """Grid step ``Delta = 2^(floor(log2 b) - 4)`` of released labels."""
-        return self.label_grid.step
+        return 2.0 ** (math.floor(math.log2(self.label_scale)) - 4)
 
     @property
     def code_limit(self) -> int:
         """``K``: released codes lie in ``[-K, K]``."""
-        return self.label_grid.limit
+        reach = self.label_range / 2.0 + CLAMP_SCALES * self.label_scale
+        return math.ceil(reach / self.label_step)
+
+    @property
+    def summary_block(self) -> int:
+        """Rows per float32 block in summaries: a power of two with ``block * K < 2^24``."""
+        return 1 << ((2**24 - 1) // self.code_limit).bit_length() - 1
 
     @property
     def max_summary_rows(self) -> int:
@@ -170,12 +197,36 @@ class RRLaplaceMechanism:
         first_holder: int = 0,
     ) -> RRLaplaceReport:
         """Reports of holders ``first_holder, first_holder + 1, ...``: ``int32[n], float[n]`` ->
-        :class:`RRLaplaceReport`. Holder ``h`` uses only ``fold_in(key, h)``."""
-        cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
-        out: RRLaplaceReport = _privatize(
-            self, int(n_cells), key, cells, labels.astype(jnp.float32), first_holder
-        )
-        return out
+        :class:`RRLaplaceReport`. Holder ``h``'s randomness depends only on ``key`` and ``h``."""
+        n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
+        padded = _privatize(self, width, *args)
+        return RRLaplaceReport(padded.bits[:n, :n_cells], padded.code[:n])
+
+    def privatize_summarize(
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        *,
+        first_holder: int = 0,
+    ) -> dict[str, jax.Array]:
+        """``summarize(privatize(...))`` in one jitted kernel (the simulation fast path).
+
+        Bitwise equal to the two-step result; the reports never leave the kernel, which saves a
+        pass over the ``n x L`` bits. At most ``max_summary_rows`` holders per call.
+        """
+        n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
+        if n > self.max_summary_rows:
+            raise ValueError(
+                f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
+            )
+        sums = _privatize_summarize(self, width, *args, jnp.int32(n))
+        return {
+            "count": sums["count"][:n_cells],
+            "code_sum": sums["code_sum"][:n_cells],
+            "code_total": sums["code_total"],
+        }
 
     # -- curator side ---------------------------------------------------------------------------
     def summarize(self, reports: RRLaplaceReport, n_cells: int) -> dict[str, jax.Array]:
@@ -191,8 +242,15 @@ class RRLaplaceMechanism:
             raise ValueError(
                 f"reports.bits must have shape ({n}, {n_cells}), got {reports.bits.shape}"
             )
-        sums: dict[str, jax.Array] = _summarize(reports.bits, reports.code)
-        return sums
+        rows, width = bucket(n, MIN_ROWS), bucket(n_cells)
+        bits = jnp.pad(jnp.asarray(reports.bits, dtype=bool), ((0, rows - n), (0, width - n_cells)))
+        code = jnp.pad(jnp.asarray(reports.code, dtype=jnp.int32), (0, rows - n))
+        sums = _summarize(self.summary_block, bits, code)
+        return {
+            "count": sums["count"][:n_cells],
+            "code_sum": sums["code_sum"][:n_cells],
+            "code_total": sums["code_total"],
+        }
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Unbiased cell counts and label sums from summed statistics of ``n`` reports."""
@@ -222,11 +280,31 @@ class RRLaplaceMechanism:
         return n_agree * math.log(self.keep_prob) + n_flip * math.log(self.flip_prob)
 
     def label_log_prob(self, code: int, label: float) -> float:
-        """``log P(code | label)`` of the clipped, centred, snapped and clamped Laplace release
-        (:meth:`GridLaplace.log_prob` at ``mu = (clip(label) - c) / Delta``)."""
+        """``log P(code | label)`` of the clipped, centred, snapped and clamped Laplace release.
+
+        With ``mu = (clip(label) - c) / Delta``, ``beta = b / Delta`` and ``t = code - mu``, the
+        stochastic rounding kernel is the triangle ``max(0, 1 - |t|)``, so
+        ``P = beta/2 (e(t+1) - 2 e(t) + e(t-1)) + max(0, 1 - |t|)`` with ``e(t) = e^{-|t|/beta}``;
+        for ``|t| >= 1`` this is ``beta (cosh(1/beta) - 1) e^{-|t|/beta}``, and the clamped end
+        codes carry the tail ``beta/2 (e^{1/beta} - 1) e^{-|t|/beta}``.
+        """
+        k_lim = self.code_limit
+        code = int(code)
+        if abs(code) > k_lim:
+            return -math.inf
         lo, hi = self.label_bound
         mu = (min(max(float(label), lo), hi) - self.label_center) / self.label_step
-        return self.label_grid.log_prob(code, mu)
+        beta = self.label_scale / self.label_step
+        t = code - mu
+        if abs(code) == k_lim:
+            return math.log(beta / 2.0 * math.expm1(1.0 / beta)) - abs(t) / beta
+        if abs(t) >= 1.0:
+            return math.log(beta * (math.cosh(1.0 / beta) - 1.0)) - abs(t) / beta
+
+        def e(s: float) -> float:
+            return math.exp(-abs(s) / beta)
+
+        return math.log(beta / 2.0 * (e(t + 1) - 2.0 * e(t) + e(t - 1)) + (1.0 - abs(t)))
 
     def log_prob(self, report: RRLaplaceReport, cell: int, label: float, n_cells: int) -> float:
         """Log-likelihood of one holder's report (``bits`` ``bool[L]``, scalar ``code``)."""
@@ -235,40 +313,151 @@ class RRLaplaceMechanism:
             raise ValueError(f"report.bits must have shape ({n_cells},), got {bits.shape}")
         return self.cell_log_prob(bits, cell) + self.label_log_prob(int(report.code), label)
 
+    # -- verification interface (ldptree.accounting.ReportLaw) -----------------------------------
+    def label_location(self, label: float) -> float:
+        """Declared location ``mu = (clip(label) - c) / Delta`` of the label code (float64)."""
+        lo, hi = self.label_bound
+        return (min(max(float(label), lo), hi) - self.label_center) / self.label_step
+
+    def sampler_location(self, mu: float) -> float:
+        """The float32 location the sampler computes for a label with declared location ``mu``."""
+        lo, hi = (np.float32(v) for v in self.label_bound)
+        y = np.float32(self.label_center + self.label_step * float(mu))
+        shifted = np.float32(np.clip(y, lo, hi) - np.float32(self.label_center))
+        return float(shifted) / self.label_step
+
+    def report_law(self, n_cells: int) -> ReportLaw:
+        """The report's law for the accountant (module docstring, "as implemented").
+
+        * block ``"cell"``: ``n_cells`` randomized-response bits with the *realised* flip
+          probability ``q' = T / 2^bits``; input 1 in the record's cell, 0 elsewhere;
+        * block ``"label"``: one grid-Laplace code at ``mu = label_location(y)`` with scale
+          ``beta = b / Delta`` and clamp ``K`` (the law of :meth:`label_log_prob`), with the
+          float32 sampler's caveat (:class:`Float32LaplaceSampling`: bounded support, total
+          variation to the declared law).
+
+        ``label_map`` is :meth:`label_location` (monotone; the label input is affine in it).
+        """
+        n_cells = check_int(n_cells, "n_cells", minimum=1)
+        lo, hi = self.label_bound
+        y_max = max(abs(lo), abs(hi))
+        shift = (y_max + abs(self.label_center) + self.label_range / 2.0) * 2.0**-24
+        sampling = Float32LaplaceSampling(
+            beta=self.label_scale / self.label_step,
+            beta_used=float(np.float32(self.label_scale / self.label_step)),
+            location_error=shift * (1.0 + 2.0**-22) / self.label_step,
+            limit=self.code_limit,
+            locate=self.sampler_location,
+        )
+        label = grid_laplace_channel(
+            self.label_scale / self.label_step, self.code_limit, sampling=sampling
+        )
+
+        def assemble(outputs: dict[str, list[Any]]) -> RRLaplaceReport:
+            bits = jnp.asarray(np.asarray(outputs["cell"], dtype=bool))
+            return RRLaplaceReport(bits=bits, code=jnp.asarray(outputs["label"][0], jnp.int32))
+
+        return ReportLaw(
+            blocks=(
+                CellBlock(
+                    "cell", binary_channel(self.flip_prob), on=lambda t: (1,), off=lambda t: (0,)
+                ),
+                LabelBlock("label", label, inputs=lambda t: (t,)),
+            ),
+            label_map=self.label_location,
+            assemble=assemble,
+        )
+
+
+def _kernel_args(
+    key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: int
+) -> tuple[int, int, tuple[jax.Array, ...]]:
+    """``(n, width, (key_data, cells, labels, first_holder))`` padded to the shape buckets."""
+    cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
+    n = int(cells.shape[0])
+    pad = bucket(n, MIN_ROWS) - n
+    args = (
+        key_words(key),
+        jnp.pad(cells.astype(jnp.int32), (0, pad)),
+        jnp.pad(labels, (0, pad)),
+        jnp.uint32(first_holder),
+    )
+    return n, bucket(int(n_cells)), args
+
+
+def _report_kernel(
+    mech: RRLaplaceMechanism,
+    width: int,
+    key_data: jax.Array,
+    cells: jax.Array,
+    labels: jax.Array,
+    first_holder: jax.Array,
+) -> RRLaplaceReport:
+    # Holder words: `n_flip` for the flips (two 16-bit draws per word at 16-bit precision), one
+    # for the Laplace variate, one for the stochastic rounding.
+    per_word = 32 // mech.bits
+    n_flip = -(-width // per_word)
+    words = holder_words(key_data, first_holder, cells.shape[0], n_flip + 2)
+    threshold = jnp.uint32(mech.flip_threshold)
+    flips = words[:, :n_flip]
+    if per_word == 2:
+        flip = jnp.concatenate(
+            [(flips & jnp.uint32(0xFFFF)) < threshold, (flips >> 16) < threshold], axis=1
+        )
+    else:
+        flip = flips < threshold
+    bits = flip[:, :width] ^ (jnp.arange(width)[None, :] == cells[:, None])
+    lo, hi = mech.label_bound
+    # A NaN would survive clip and leak through a deterministic code: treat it as the centre.
+    labels = jnp.where(jnp.isnan(labels), mech.label_center, labels)
+    y = (jnp.clip(labels, lo, hi) - mech.label_center) / mech.label_step
+    v = y + (mech.label_scale / mech.label_step) * laplace(words[:, n_flip])
+    code = jnp.floor(v + unit_halfopen(words[:, n_flip + 1]))
+    k_lim = mech.code_limit
+    return RRLaplaceReport(bits, jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
+
+
+def _sums_kernel(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
+    # Blocked float32 matmuls: every block sum is an integer below 2^24, hence exact in float32;
+    # block results are then added in int32 (exact below max_summary_rows).
+    rows, width = bits.shape
+    block = min(block, rows)
+    lhs = bits.reshape(rows // block, block, width).astype(jnp.float32)
+    rhs = jnp.stack([jnp.ones_like(code), code], axis=-1).astype(jnp.float32)
+    per_block = jnp.einsum("gbw,gbk->gwk", lhs, rhs.reshape(rows // block, block, 2))
+    sums = per_block.astype(jnp.int32).sum(axis=0)
+    return {"count": sums[:, 0], "code_sum": sums[:, 1], "code_total": code.sum(dtype=jnp.int32)}
+
 
 @partial(jax.jit, static_argnums=(0, 1))
 def _privatize(
     mech: RRLaplaceMechanism,
-    n_cells: int,
-    key: PRNGKey,
+    width: int,
+    key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
-    first_holder: int | jax.Array,
+    first_holder: jax.Array,
 ) -> RRLaplaceReport:
-    bits_per_word = 32 // mech.precision_bits
-    n_words = -(-n_cells // bits_per_word)
-    threshold = jnp.uint32(mech.flip_threshold)
-    lo, hi = mech.label_bound
-    center, grid = mech.label_center, mech.label_grid
-
-    def one(holder: jax.Array, cell: jax.Array, label: jax.Array) -> RRLaplaceReport:
-        k_bits, k_noise = jax.random.split(jax.random.fold_in(key, holder))
-        words = jax.random.bits(k_bits, (n_words,), dtype=jnp.uint32)
-        if bits_per_word == 2:
-            words = jnp.concatenate([words & jnp.uint32(0xFFFF), words >> 16])
-        flip = words[:n_cells] < threshold
-        bits = flip ^ (jnp.arange(n_cells) == cell)
-        y = (jnp.clip(label, lo, hi) - center) / grid.step
-        return RRLaplaceReport(bits, sample_codes(k_noise, y, grid.beta, grid.limit))
-
-    holders = jnp.uint32(first_holder) + jnp.arange(cells.shape[0], dtype=jnp.uint32)
-    return jax.vmap(one)(holders, cells, labels)
+    return _report_kernel(mech, width, key_data, cells, labels, first_holder)
 
 
-@jax.jit
-def _summarize(bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
-    return {
-        "count": bits.sum(axis=0, dtype=jnp.int32),
-        "code_sum": jnp.where(bits, code[:, None], 0).sum(axis=0, dtype=jnp.int32),
-        "code_total": code.sum(dtype=jnp.int32),
-    }
+@partial(jax.jit, static_argnums=(0,))
+def _summarize(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
+    return _sums_kernel(block, bits, code)
+
+
+@partial(jax.jit, static_argnums=(0, 1))
+def _privatize_summarize(
+    mech: RRLaplaceMechanism,
+    width: int,
+    key_data: jax.Array,
+    cells: jax.Array,
+    labels: jax.Array,
+    first_holder: jax.Array,
+    n_valid: jax.Array,
+) -> dict[str, jax.Array]:
+    reports = _report_kernel(mech, width, key_data, cells, labels, first_holder)
+    valid = jnp.arange(cells.shape[0]) < n_valid  # padding holders report nothing
+    bits = reports.bits & valid[:, None]
+    code = jnp.where(valid, reports.code, 0)
+    return _sums_kernel(mech.summary_block, bits, code)

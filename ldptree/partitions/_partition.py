@@ -17,7 +17,6 @@ so a holder never routes its record through a malformed tree.
 from __future__ import annotations
 
 import json
-from functools import partial
 from typing import Any
 
 import attrs
@@ -25,6 +24,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, Int32Array
 
 _FORMAT = "ldptree.partition/1"
@@ -172,8 +172,21 @@ class Partition:
                 f"X must have shape (n_samples, {self.n_features}) to be routed through this "
                 f"partition, got {tuple(X.shape)}"
             )
-        routed: jax.Array = _route(self, X)
-        return routed
+        n = int(X.shape[0])
+        rows, nodes = bucket(n, MIN_ROWS), bucket(self.n_nodes)
+        pad = nodes - self.n_nodes
+        # padding nodes are unreachable leaves; padding rows are routed and dropped
+        arrays = (
+            np.pad(self.feature, (0, pad)),
+            np.pad(self.threshold, (0, pad)),
+            np.pad(self.left, (0, pad), constant_values=-1),
+            np.pad(self.right, (0, pad), constant_values=-1),
+            np.pad(self.leaf_id, (0, pad)),
+        )
+        routed: jax.Array = _route(
+            *arrays, np.int32(self.depth), jnp.pad(X, ((0, rows - n), (0, 0)))
+        )
+        return routed[:n]
 
     # -- serialisation ------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -270,19 +283,30 @@ def _unflatten(aux: tuple[int, int], children: Any) -> Partition:
 jax.tree_util.register_pytree_node(Partition, _flatten, _unflatten)
 
 
-@partial(jax.jit)
-def _route(partition: Partition, X: jax.Array) -> jax.Array:
-    # Leaves loop to themselves, so `depth` gathers take every row to its leaf with no masking.
-    node_ids = jnp.arange(partition.feature.shape[0], dtype=jnp.int32)
-    is_leaf = jnp.asarray(partition.left) < 0
-    go_left = jnp.where(is_leaf, node_ids, jnp.asarray(partition.left))
-    go_right = jnp.where(is_leaf, node_ids, jnp.asarray(partition.right))
-    feature = jnp.where(is_leaf, 0, jnp.asarray(partition.feature))
-    threshold = jnp.where(is_leaf, jnp.inf, jnp.asarray(partition.threshold)).astype(X.dtype)
+@jax.jit
+def _route(
+    feature: jax.Array,
+    threshold: jax.Array,
+    left: jax.Array,
+    right: jax.Array,
+    leaf_id: jax.Array,
+    depth: jax.Array,
+    X: jax.Array,
+) -> jax.Array:
+    # Leaves loop to themselves, so `depth` gathers take every row to its leaf with no masking;
+    # the trip count is traced, so one program serves every tree of the same padded size.
+    node_ids = jnp.arange(feature.shape[0], dtype=jnp.int32)
+    is_leaf = left < 0
+    go_left = jnp.where(is_leaf, node_ids, left)
+    go_right = jnp.where(is_leaf, node_ids, right)
+    feature = jnp.where(is_leaf, 0, feature)
+    threshold = jnp.where(is_leaf, jnp.inf, threshold).astype(X.dtype)
     rows = jnp.arange(X.shape[0])
-    node = jnp.zeros(X.shape[0], dtype=jnp.int32)
-    for _ in range(partition.depth):  # static: unrolled once per tree depth
+
+    def level(_: jax.Array, node: jax.Array) -> jax.Array:
         x = X[rows, feature[node]]
-        node = jnp.where(x < threshold[node], go_left[node], go_right[node])
-    leaf: jax.Array = jnp.asarray(partition.leaf_id)[node]
+        return jnp.where(x < threshold[node], go_left[node], go_right[node])
+
+    node = jax.lax.fori_loop(0, depth, level, jnp.zeros(X.shape[0], dtype=jnp.int32))
+    leaf: jax.Array = leaf_id[node]
     return leaf

@@ -1,33 +1,21 @@
 """LPCT on the real Diabetes public/private split shipped with the LPCT reference code.
 
 Data: ``diabetes_pub.csv`` (200 public rows) and ``diabetes_pri.csv`` (2568 private rows), label
-``Outcome`` in the last column; found through ``$LDPTREE_DATA`` or ``../shared/data`` next to the
-repository. As in the paper, the private file is split 80/20 into training and test rows and the
-scaler is fit on the public rows. The paper's Table 2 reports 0.76-0.79 for LPCT-CART and 0.74 for
-LPCT-prune-CART with tuned grids; here fixed parameters must clearly beat the majority class.
+``Outcome`` in the last column; found through the ``data_dir`` fixture (``$LDPTREE_DATA`` or
+``../shared/data`` next to the repository; skipped when absent). As in the paper, the private
+file is split 80/20 into training and test rows and the scaler is fit on the public rows. The
+paper's Table 2 reports 0.76-0.79 for LPCT-CART and 0.74 for LPCT-prune-CART with tuned grids;
+here fixed parameters must clearly beat the majority class.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from ldptree import LPCTClassifier, LPCTPrunedClassifier
-
-_DEFAULT = Path(__file__).resolve().parents[2].parent / "shared" / "data"
-
-
-def _data_dir() -> Path:
-    root = Path(os.environ.get("LDPTREE_DATA", _DEFAULT))
-    if not (root / "diabetes_pub.csv").is_file() or not (root / "diabetes_pri.csv").is_file():
-        pytest.skip(
-            f"Diabetes files not found in {root}: set LDPTREE_DATA to the folder holding "
-            "diabetes_pub.csv and diabetes_pri.csv"
-        )
-    return root
 
 
 def _load(path: Path) -> tuple[np.ndarray, np.ndarray]:
@@ -36,8 +24,10 @@ def _load(path: Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 @pytest.mark.slow
-def test_lpct_cart_and_prune_beat_the_majority_class_on_diabetes() -> None:
-    root = _data_dir()
+def test_lpct_cart_and_prune_beat_the_majority_class_on_diabetes(data_dir: Path) -> None:
+    root = data_dir
+    if not (root / "diabetes_pub.csv").is_file() or not (root / "diabetes_pri.csv").is_file():
+        pytest.skip(f"diabetes_pub.csv / diabetes_pri.csv not found in {root}")
     X_pub, y_pub = _load(root / "diabetes_pub.csv")
     X_pri, y_pri = _load(root / "diabetes_pri.csv")
     names = np.array(["healthy", "diabetic"])  # any hashable labels

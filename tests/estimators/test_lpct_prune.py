@@ -57,7 +57,7 @@ def test_node_aggregates_are_subtree_sums_of_leaf_sums() -> None:
     assert stats.n_leaves_below[left] == partition.n_leaves // 2
 
 
-@settings(max_examples=50, derandomize=True, deadline=None)
+@settings(max_examples=50)
 @given(
     u_p=st.floats(50, 5000),
     ratio_p=st.floats(0.05, 0.95),

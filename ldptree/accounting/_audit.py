@@ -1,0 +1,287 @@
+"""``audit_ldp``: a black-box, statistically valid *lower* bound on a mechanism's epsilon.
+
+Only ``privatize`` is used. For records ``x, x'`` and any event ``E`` of the report space, an
+``(epsilon, delta)``-LDP mechanism satisfies ``P(E | x) <= e^epsilon P(E | x') + delta``, so
+
+    epsilon >= log((P(E | x) - delta) / P(E | x')).
+
+With Clopper–Pearson bounds (:mod:`ldptree.accounting._binomial`) ``P_lo(E|x)`` and ``P_hi(E|x')``
+from independent samples, ``log((P_lo - delta) / P_hi)`` is a lower bound on epsilon that holds
+with probability at least ``1 - 2a``. Events are *chosen* on one split of the samples and
+*evaluated* on the other, so the choice does not bias the evaluation; a Bonferroni correction over
+the ``m`` evaluated events (``a = (1 - confidence) / (2 m)``) makes all bounds hold simultaneously
+with probability at least ``confidence``, and ``epsilon_lower`` is the largest of them.
+
+Choice of events (on the selection split, per record pair): every report is flattened to numbers
+and each column's law under ``x`` and ``x'`` is estimated (exact values when a column takes few
+values, else quantile bins); columns whose laws do not differ (G-test, ``p > 0.05``) are dropped,
+and the rest are combined into the naive-Bayes log-likelihood ratio score. This is the
+Neyman–Pearson statistic when the report's coordinates are independent given the record, as in
+every built-in. The events are ``{score >= t}`` (favouring ``x``) and ``{score <= t}`` (favouring
+``x'``), with ``t`` maximising the Clopper–Pearson lower bound on the selection split.
+
+What an audit can and cannot show: a ``refuted`` claim is false with probability at least
+``confidence`` (the mechanism is not ``epsilon_claimed``-LDP); an unrefuted claim proves nothing —
+violations on events of probability far below ``1 / n_samples`` (e.g. a rare leak) are invisible
+to sampling. Certification is :func:`~ldptree.accounting.verify_ldp`'s job.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import jax
+import jax.numpy as jnp
+import numpy as np
+from scipy import stats
+
+from ldptree._typing import FloatArray, PRNGKey
+from ldptree._validation import check_bounds, check_int, check_real
+from ldptree.accounting._binomial import binomial_lower, binomial_upper
+from ldptree.protocols import Mechanism
+
+__all__ = ["AuditResult", "audit_ldp"]
+
+_MAX_DISCRETE = 64
+_BINS = 64
+_THRESHOLDS = 200
+
+
+@attrs.frozen(eq=False)
+class AuditResult:
+    """Result of :func:`audit_ldp`.
+
+    ``epsilon_lower`` holds with probability at least ``confidence`` (simultaneously for the
+    ``n_tests`` events evaluated); ``refuted`` is ``epsilon_lower > epsilon_claimed``. The best
+    event separates ``record`` from ``other``: ``counts = (k, n, k', n')`` of its occurrences
+    in the evaluation split under each.
+    """
+
+    epsilon_claimed: float
+    epsilon_lower: float
+    refuted: bool
+    confidence: float
+    n_samples: int
+    n_tests: int
+    record: tuple[int, Any]
+    other: tuple[int, Any]
+    event: str
+    counts: tuple[int, int, int, int]
+
+    def __str__(self) -> str:
+        verdict = "REFUTED" if self.refuted else "not refuted"
+        k, n, k2, n2 = self.counts
+        return (
+            f"audit: claim epsilon={self.epsilon_claimed:.6g} {verdict}; epsilon >= "
+            f"{self.epsilon_lower:.6g} with confidence {self.confidence:g} ({self.n_tests} events, "
+            f"{self.n_samples} reports); best event {self.event} on records {self.record} vs "
+            f"{self.other}: {k}/{n} vs {k2}/{n2}"
+        )
+
+
+def _features(report: Any, n: int) -> FloatArray:
+    leaves = jax.tree_util.tree_leaves(report)
+    if not leaves:
+        raise ValueError("privatize returned no arrays")
+    cols = [np.asarray(leaf).reshape(n, -1).astype(np.float64) for leaf in leaves]
+    return np.concatenate(cols, axis=1)
+
+
+@attrs.frozen(eq=False)
+class _Score:
+    """Naive-Bayes log-likelihood ratio of ``x`` vs ``x'`` from per-column laws."""
+
+    columns: tuple[int, ...]
+    edges: tuple[FloatArray, ...]
+    discrete: tuple[bool, ...]
+    llr: tuple[FloatArray, ...]
+
+    def __call__(self, feats: FloatArray) -> FloatArray:
+        score = np.zeros(feats.shape[0])
+        for col, edges, discrete, llr in zip(
+            self.columns, self.edges, self.discrete, self.llr, strict=True
+        ):
+            values = feats[:, col]
+            if discrete:
+                idx = np.clip(np.searchsorted(edges, values), 0, edges.size - 1)
+                score += np.where(edges[idx] == values, llr[idx], 0.0)
+            else:
+                score += llr[np.searchsorted(edges, values, side="right")]
+        return score
+
+
+def _fit_score(fx: FloatArray, fy: FloatArray) -> _Score:
+    columns, all_edges, kinds, llrs = [], [], [], []
+    for col in range(fx.shape[1]):
+        pooled = np.concatenate([fx[:, col], fy[:, col]])
+        uniques = np.unique(pooled)
+        if uniques.size < 2:
+            continue
+        if uniques.size <= _MAX_DISCRETE:
+            edges, discrete = uniques, True
+            bx = np.searchsorted(edges, fx[:, col])
+            by = np.searchsorted(edges, fy[:, col])
+            n_bins = edges.size
+        else:
+            edges = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, _BINS + 1)[1:-1]))
+            discrete = False
+            bx = np.searchsorted(edges, fx[:, col], side="right")
+            by = np.searchsorted(edges, fy[:, col], side="right")
+            n_bins = edges.size + 1
+        cx = np.bincount(bx, minlength=n_bins).astype(np.float64)
+        cy = np.bincount(by, minlength=n_bins).astype(np.float64)
+        table = np.stack([cx, cy])
+        table = table[:, table.sum(axis=0) > 0]
+        if table.shape[1] < 2:
+            continue
+        _, p_value, _, _ = stats.chi2_contingency(table, lambda_="log-likelihood")
+        if p_value > 0.05:
+            continue
+        llr = np.log((cx + 0.5) / (cx.sum() + 0.5 * n_bins)) - np.log(
+            (cy + 0.5) / (cy.sum() + 0.5 * n_bins)
+        )
+        columns.append(col)
+        all_edges.append(edges)
+        kinds.append(discrete)
+        llrs.append(llr)
+    return _Score(tuple(columns), tuple(all_edges), tuple(kinds), tuple(llrs))
+
+
+def _epsilon_bound(k: int, n: int, k2: int, n2: int, a: float, delta: float) -> float:
+    """``log((P_lo(E|x) - delta) / P_hi(E|x'))`` (``-inf`` when the numerator is not positive)."""
+    lower = binomial_lower(k, n, a) - delta
+    return -math.inf if lower <= 0.0 else math.log(lower / binomial_upper(k2, n2, a))
+
+
+def _counts(sx: FloatArray, sy: FloatArray, t: Any, favours_x: bool) -> tuple[Any, ...]:
+    """``(k, n, k', n')``: occurrences of the event in the favoured and the other record's
+    samples (``t`` may be an array of thresholds); the event is ``{score >= t}`` when it favours
+    ``x``, else ``{score <= t}``."""
+    if favours_x:
+        kx = sx.size - np.searchsorted(np.sort(sx), t, side="left")
+        ky = sy.size - np.searchsorted(np.sort(sy), t, side="left")
+        return kx, sx.size, ky, sy.size
+    ky = np.searchsorted(np.sort(sy), t, side="right")
+    kx = np.searchsorted(np.sort(sx), t, side="right")
+    return ky, sy.size, kx, sx.size
+
+
+def _choose(sx: FloatArray, sy: FloatArray, a: float, delta: float, favours_x: bool) -> float:
+    """The threshold whose event gives the largest lower bound on this (selection) split."""
+    pooled = np.concatenate([sx, sy])
+    candidates = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, _THRESHOLDS)))
+    k, n, k2, n2 = _counts(sx, sy, candidates, favours_x)
+    values = [
+        _epsilon_bound(int(ki), n, int(k2i), n2, a, delta) for ki, k2i in zip(k, k2, strict=True)
+    ]
+    return float(candidates[int(np.argmax(values))])
+
+
+def audit_ldp(
+    mechanism: Mechanism,
+    *,
+    n_cells: int,
+    label_bound: Any = None,
+    key: PRNGKey,
+    n_samples: int = 200_000,
+    confidence: float = 0.999,
+    labels: Sequence[Any] | None = None,
+    delta: float = 0.0,
+    selection_fraction: float = 0.3,
+) -> AuditResult:
+    """Black-box audit of ``mechanism``'s epsilon claim (module docstring).
+
+    Records are the cells ``{0, 1}`` (``{0}`` when ``n_cells == 1``) times the labels: the ends
+    of ``label_bound`` for real labels (pass a range wider than the mechanism's bound to test its
+    clipping) or ``labels`` for class codes. ``n_samples`` reports in all are split evenly between
+    the records; ``selection_fraction`` of each record's reports choose the events, the rest
+    evaluate them. ``delta`` audits an ``(epsilon, delta)`` claim instead of a pure one.
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"mechanism must implement the Mechanism protocol, got {type(mechanism)}")
+    claim = check_real(mechanism.epsilon, "mechanism.epsilon")
+    n_cells = check_int(n_cells, "n_cells", minimum=1)
+    n_samples = check_int(n_samples, "n_samples", minimum=1)
+    conf = check_real(confidence, "confidence")
+    if not 0.0 < conf < 1.0:
+        raise ValueError(f"confidence must lie strictly between 0 and 1, got {conf}")
+    delta = check_real(delta, "delta")
+    if not 0.0 <= delta < 1.0:
+        raise ValueError(f"delta must lie in [0, 1), got {delta}")
+    frac = check_real(selection_fraction, "selection_fraction")
+    if not 0.0 < frac < 1.0:
+        raise ValueError(f"selection_fraction must lie strictly between 0 and 1, got {frac}")
+    if labels is not None:
+        label_values = list(labels)
+        integer = True
+    elif label_bound is not None:
+        label_values = list(check_bounds(label_bound, "label_bound"))
+        integer = False
+    else:
+        raise ValueError("pass label_bound=(lo, hi) for real labels or labels=[...] for classes")
+    if not label_values:
+        raise ValueError("labels must contain at least one label")
+    cells = [0, 1] if n_cells >= 2 else [0]
+    records = [(c, y) for c in cells for y in label_values]
+    if len(records) < 2:
+        raise ValueError("the audit needs at least two distinct records")
+    per_record = n_samples // len(records)
+    n_select = int(per_record * frac)
+    if n_select < 10 or per_record - n_select < 10:
+        raise ValueError(
+            f"n_samples={n_samples} gives {per_record} reports per record: too few to audit"
+        )
+
+    feats = []
+    for index, (cell, label) in enumerate(records):
+        dtype = np.int32 if integer else np.float32
+        report = mechanism.privatize(
+            jax.random.fold_in(key, index),
+            jnp.asarray(np.full(per_record, cell, dtype=np.int32)),
+            jnp.asarray(np.full(per_record, label, dtype=dtype)),
+            n_cells,
+        )
+        feats.append(_features(report, per_record))
+
+    pairs = list(itertools.combinations(range(len(records)), 2))
+    n_tests = 2 * len(pairs)
+    a = (1.0 - conf) / (2.0 * n_tests)
+    best: tuple[float, int, int, str, tuple[int, int, int, int]] = (
+        -math.inf,
+        0,
+        1,
+        "none",
+        (0, 0, 0, 0),
+    )
+    for i, j in pairs:
+        sel_x, ev_x = feats[i][:n_select], feats[i][n_select:]
+        sel_y, ev_y = feats[j][:n_select], feats[j][n_select:]
+        score = _fit_score(sel_x, sel_y)
+        sel_sx, sel_sy = score(sel_x), score(sel_y)
+        sx, sy = score(ev_x), score(ev_y)
+        for favours_x in (True, False):
+            t = _choose(sel_sx, sel_sy, a, delta, favours_x)
+            k, n, k2, n2 = _counts(sx, sy, t, favours_x)
+            counts = (int(k), int(n), int(k2), int(n2))
+            value = _epsilon_bound(*counts, a, delta)
+            if value > best[0]:
+                rec, oth = (i, j) if favours_x else (j, i)
+                op = ">=" if favours_x else "<="
+                best = (value, rec, oth, f"{{naive-Bayes score {op} {t:.4g}}}", counts)
+    lower = max(0.0, best[0])
+    return AuditResult(
+        epsilon_claimed=claim,
+        epsilon_lower=lower,
+        refuted=lower > claim,
+        confidence=conf,
+        n_samples=per_record * len(records),
+        n_tests=n_tests,
+        record=records[best[1]],
+        other=records[best[2]],
+        event=best[3],
+        counts=best[4],
+    )

@@ -1,0 +1,148 @@
+"""A mechanism's report law as a product of independent channels: the verification interface.
+
+A mechanism that wants its privacy claim *checked* (:func:`~ldptree.accounting.verify_ldp`)
+implements, next to the :class:`~ldptree.protocols.Mechanism` methods,
+
+    def report_law(self, n_cells: int) -> ReportLaw
+
+describing the law of one holder's report given its record ``(cell, label)``: a tuple of
+*blocks*, each a group of coordinates released independently (given the record) by one
+:class:`~ldptree.accounting.Channel`, with the coordinates' inputs as functions of the record:
+
+* :class:`CellBlock`: ``width`` coordinates per cell (``n_cells * width`` in all); the record's
+  own cell's coordinates receive ``on(t)``, every other cell's receive ``off(t)``. One-hot
+  encodings (randomized response on the cell vector, Laplace on ``U`` and on ``V = Y U``, a
+  per-cell class one-hot) are cell blocks; the accountant's cost does not grow with ``n_cells``.
+* :class:`LabelBlock`: ``width`` coordinates whose inputs depend on the label only.
+* :class:`RecordBlock`: ``width`` coordinates whose inputs are any function of ``(cell, t)``;
+  general, at ``O(n_cells^2)`` cost.
+
+``t`` is the label as the channels see it:
+
+* finite labels (class codes): ``labels`` lists the label domain (including a code standing for
+  "any undeclared label" where the mechanism maps those to a null record), and ``t`` is the label;
+* real labels (``labels is None``): ``t = label_map(y)``, a *monotone* function of the label (for
+  a built-in: clip to the declared bound, centre, scale, in the float32 arithmetic the sampler
+  uses). Every input that depends on ``t`` must be an *affine* function of ``t`` (a constant per
+  coordinate otherwise). With channels that are ``convex_in_location``, the log-likelihood ratio
+  of two records is then a convex function of ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum
+  over all labels in ``[lo, hi]`` is attained at the extreme labels: the accountant's bound covers
+  every real label, not just those it evaluates.
+
+``assemble(outputs)`` turns per-block outputs (``{block name: flat list}``, cell-major for cell
+blocks) into one holder's report in the mechanism's own format, so that the certificate's witness
+can be checked against the mechanism's ``log_prob``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol, TypeAlias, runtime_checkable
+
+import attrs
+
+from ldptree.accounting._channels import Channel, as_tuple
+from ldptree.protocols import Mechanism
+
+__all__ = [
+    "Block",
+    "CellBlock",
+    "LabelBlock",
+    "RecordBlock",
+    "ReportLaw",
+    "VerifiableMechanism",
+]
+
+
+def _check_name(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if not isinstance(value, str) or not value:
+        raise ValueError(f"{attribute.name} must be a non-empty string, got {value!r}")
+
+
+def _check_channel(_: object, attribute: attrs.Attribute[Channel], value: Channel) -> None:
+    if not isinstance(value, Channel):
+        raise TypeError(
+            f"{attribute.name} must implement the Channel protocol (divergences, log_prob, "
+            f"convex_in_location, sampling), got {type(value).__name__}"
+        )
+
+
+@attrs.frozen
+class CellBlock:
+    """``width`` coordinates per cell: the record's cell sees ``on(t)``, other cells ``off(t)``."""
+
+    name: str = attrs.field(validator=_check_name)
+    channel: Channel = attrs.field(validator=_check_channel)
+    on: Callable[[Any], Sequence[Any]]
+    off: Callable[[Any], Sequence[Any]]
+
+
+@attrs.frozen
+class LabelBlock:
+    """``width`` coordinates whose inputs ``inputs(t)`` depend on the label only."""
+
+    name: str = attrs.field(validator=_check_name)
+    channel: Channel = attrs.field(validator=_check_channel)
+    inputs: Callable[[Any], Sequence[Any]]
+
+
+@attrs.frozen
+class RecordBlock:
+    """``width`` coordinates whose inputs ``inputs(cell, t)`` are any function of the record."""
+
+    name: str = attrs.field(validator=_check_name)
+    channel: Channel = attrs.field(validator=_check_channel)
+    inputs: Callable[[int, Any], Sequence[Any]]
+
+
+Block: TypeAlias = CellBlock | LabelBlock | RecordBlock
+
+
+def _check_blocks(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
+    if not value:
+        raise ValueError(f"{attribute.name} must contain at least one block")
+    names = set()
+    for block in value:
+        if not isinstance(block, CellBlock | LabelBlock | RecordBlock):
+            raise TypeError(
+                f"{attribute.name} must contain CellBlock, LabelBlock or RecordBlock, got "
+                f"{type(block).__name__}"
+            )
+        if block.name in names:
+            raise ValueError(f"{attribute.name}: block name {block.name!r} is used twice")
+        names.add(block.name)
+
+
+def _optional_tuple(values: Iterable[Any] | None) -> tuple[Any, ...] | None:
+    return None if values is None else tuple(values)
+
+
+def _identity(label: float) -> float:
+    return float(label)
+
+
+@attrs.frozen
+class ReportLaw:
+    """The law of one holder's report: independent blocks of channel coordinates (module doc)."""
+
+    blocks: tuple[Block, ...] = attrs.field(converter=as_tuple, validator=_check_blocks)
+    labels: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+    label_map: Callable[[float], float] = _identity
+    assemble: Callable[[dict[str, list[Any]]], Any] | None = None
+
+    def label_coordinate(self, label: Any) -> Any:
+        """``t`` for a label: the label itself (finite labels) or ``label_map(label)``."""
+        if self.labels is not None:
+            return label
+        t = float(self.label_map(float(label)))
+        if not math.isfinite(t):
+            raise ValueError(f"label_map({label!r}) = {t} is not finite")
+        return t
+
+
+@runtime_checkable
+class VerifiableMechanism(Mechanism, Protocol):
+    """A :class:`~ldptree.protocols.Mechanism` that also describes its report law."""
+
+    def report_law(self, n_cells: int) -> ReportLaw: ...

@@ -1,0 +1,579 @@
+"""``verify_ldp``: a certified upper bound on a mechanism's worst-case log-likelihood ratio.
+
+For records ``x = (j, y)``, ``x' = (j', y')`` and a report ``s``, the mechanism is epsilon-LDP iff
+
+    L(x, x') = sup_s log P(s | x) / P(s | x') <= epsilon      for all x, x'.
+
+The mechanism describes ``P`` as a product of independent coordinates (its
+:class:`~ldptree.accounting.ReportLaw`), coordinate ``k`` released by a channel with input
+``a_k(x)``. Then ``log P(s | x) / P(s | x') = sum_k log P_k(s_k | a_k(x)) / P_k(s_k | a_k(x'))``
+and, each ``s_k`` being free, ``L(x, x') = sum_k D_k(a_k(x), a_k(x'))`` exactly, with ``D_k`` the
+channel's max-divergence (:class:`~ldptree.accounting.Channel`). Per block the sum has closed
+forms: a :class:`~ldptree.accounting.CellBlock` with ``n_cells = L`` contributes, for records in
+the same cell, ``D(on(t), on(t')) + (L - 1) D(off(t), off(t'))`` and, for different cells,
+``D(on(t), off(t')) + D(off(t), on(t')) + (L - 2) D(off(t), off(t'))`` — so the cost does not grow
+with ``L`` (randomized response on a 4096-bit one-hot vector is two table look-ups).
+
+Labels. Finite label domains are enumerated. For real labels in ``[lo, hi]`` the channels see
+``t = label_map(y)``, monotone in ``y``; every ``t``-dependent input is affine in ``t`` and its
+channel's divergence is a convex function of the input difference, so ``L`` restricted to each
+pair type (same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
+``[t(lo), t(hi)]^2`` at a corner: evaluating the extreme labels is a proof for every real label.
+The verifier also evaluates interior labels and checks the declared monotonicity, affinity and
+convexity on them; a declaration that fails the check is not certified (``epsilon_bound = inf``,
+with the largest ratio found as ``epsilon_lower``).
+
+Finite channels' divergences are computed by enumeration in float64 log space, so the bound is
+exact up to float64 rounding of the log-probabilities (relative ``~1e-15``); the default tolerance
+``1e-9`` absorbs that and nothing else. The witness report is assembled in the mechanism's own
+format and its log-likelihood ratio is recomputed with the mechanism's ``log_prob``: a report law
+that disagrees with ``log_prob`` is not certified.
+
+Sampling. A channel's :class:`~ldptree.accounting.Sampling` says how its sampler deviates from the
+declared law (e.g. float32 Laplace noise with bounded support). If the declared law is pure
+``eps_b``-LDP and coordinate ``k``'s sampled law is within total variation ``tau_k`` of its declared
+law, then coordinate by coordinate ``P~(S|a) <= P(S|a) + tau <= e^D P(S|b) + tau
+<= e^D P~(S|b) + tau (1 + e^D)``, and basic composition gives that the sampled mechanism is
+``(eps_b, sum_k tau_k (1 + e^{D_k}))``-LDP: that sum is the certificate's ``delta``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ldptree._typing import FloatArray
+from ldptree._validation import check_bounds, check_int, check_real
+from ldptree.accounting._channels import Channel, Divergences
+from ldptree.accounting._law import (
+    Block,
+    CellBlock,
+    LabelBlock,
+    RecordBlock,
+    ReportLaw,
+    VerifiableMechanism,
+)
+
+__all__ = ["LDPCertificate", "SampledCaveat", "Witness", "verify_ldp"]
+
+#: Interior labels evaluated next to the extremes (checks of the declaration; lower bounds).
+INTERIOR_LABELS = 7
+
+
+@attrs.frozen(eq=False)
+class Witness:
+    """A record pair and a report attaining ``log_ratio = log P(report|record)/P(report|other)``.
+
+    ``parts`` splits the ratio by block; ``report`` is in the mechanism's format when its report
+    law can assemble one (else ``{block: outputs}``).
+    """
+
+    record: tuple[int, Any]
+    other: tuple[int, Any]
+    report: Any
+    log_ratio: float
+    parts: tuple[tuple[str, float], ...]
+
+    def __str__(self) -> str:
+        parts = ", ".join(f"{name}: {value:.12g}" for name, value in self.parts)
+        report = repr(self.report)
+        if len(report) > 400:
+            report = report[:400] + " ..."
+        return (
+            f"records (cell, label) x = {self.record} and x' = {self.other}; report s = {report}; "
+            f"log P(s|x)/P(s|x') = {self.log_ratio:.12g} ({parts})"
+        )
+
+
+@attrs.frozen(eq=False)
+class SampledCaveat:
+    """How a block's *sampler* deviates from its declared law (one per block with a sampler).
+
+    ``tv_bound`` per coordinate, ``delta`` the block's share of the certificate's delta,
+    ``unreachable`` a report coordinate (at the witness pair) that the sampler produces from the
+    first record and never from the second — a proof that pure epsilon fails as sampled — and
+    ``exact_delta`` the sampled coordinate's exact ``delta`` at its own declared divergence at the
+    witness pair (when requested and enumerable).
+    """
+
+    block: str
+    note: str
+    tv_bound: float
+    delta: float
+    unreachable: Any
+    exact_delta: float | None
+
+
+@attrs.frozen(eq=False)
+class LDPCertificate:
+    """Result of :func:`verify_ldp`.
+
+    * ``epsilon_claimed``: the mechanism's ``epsilon``.
+    * ``epsilon_bound``: certified upper bound on ``sup_{x, x', s} log P(s|x) / P(s|x')`` for the
+      declared report law (``inf`` when none could be certified).
+    * ``epsilon_lower``: the ratio attained by ``witness`` (a lower bound on the supremum).
+    * ``exact``: ``epsilon_bound == epsilon_lower`` (the bound is attained).
+    * ``holds``: ``epsilon_bound <= epsilon_claimed + tolerance * max(1, epsilon_claimed)``.
+    * ``delta``: certified ``delta`` at ``epsilon_claimed`` of the mechanism *as sampled*: 0 for
+      exact samplers, ``None`` when the declared law already violates the claim.
+    * ``pure``: ``holds and delta == 0``.
+    * ``sampled``: per-block sampling caveats; ``notes``: everything else worth saying.
+    """
+
+    epsilon_claimed: float
+    epsilon_bound: float
+    epsilon_lower: float
+    exact: bool
+    holds: bool
+    tolerance: float
+    witness: Witness
+    delta: float | None
+    sampled: tuple[SampledCaveat, ...]
+    notes: tuple[str, ...]
+
+    @property
+    def pure(self) -> bool:
+        return self.holds and self.delta == 0.0
+
+    def __str__(self) -> str:
+        verdict = "HOLDS" if self.holds else "FAILS"
+        lines = [
+            f"epsilon-LDP claim {verdict}: claimed {self.epsilon_claimed:.12g}, certified bound "
+            f"{self.epsilon_bound:.12g} ({'exact' if self.exact else 'upper bound'}), "
+            f"tolerance {self.tolerance:g}",
+            f"witness: {self.witness}",
+        ]
+        if self.delta is not None:
+            lines.append(
+                f"as sampled: ({self.epsilon_claimed:.6g}, {self.delta:.3g})-LDP"
+                + (" (pure)" if self.delta == 0.0 else "")
+            )
+        for caveat in self.sampled:
+            extra = (
+                ""
+                if caveat.unreachable is None
+                else (
+                    f"; pure epsilon fails as sampled: output {caveat.unreachable!r} is reachable "
+                    "from the witness record x and unreachable from x'"
+                )
+            )
+            exact = (
+                ""
+                if caveat.exact_delta is None
+                else (f"; exact delta at the witness pair {caveat.exact_delta:.3g}")
+            )
+            lines.append(
+                f"sampling [{caveat.block}]: {caveat.note}; TV <= {caveat.tv_bound:.3g} per "
+                f"coordinate, delta share {caveat.delta:.3g}{exact}{extra}"
+            )
+        lines.extend(f"note: {note}" for note in self.notes)
+        return "\n".join(lines)
+
+
+# -- helpers ------------------------------------------------------------------------------------
+def _tuple(values: Any, where: str) -> tuple[Any, ...]:
+    try:
+        out = tuple(values)
+    except TypeError:
+        raise TypeError(f"{where} must return a sequence of channel inputs") from None
+    for v in out:
+        try:
+            hash(v)
+        except TypeError:
+            raise TypeError(f"{where} returned an unhashable input {v!r}") from None
+    return out
+
+
+@attrs.frozen(eq=False)
+class _Evaluated:
+    """One block evaluated at the probe labels: input indices and its divergence table."""
+
+    block: Block
+    uniques: list[Any]
+    div: Divergences
+    # cell blocks: on/off [P, w]; label blocks: inp [P, w]; record blocks: inp [L, P, w]
+    on: np.ndarray[Any, Any] | None
+    off: np.ndarray[Any, Any] | None
+    inp: np.ndarray[Any, Any] | None
+
+
+def _index(values: list[tuple[Any, ...]], uniques: dict[Any, int], where: str) -> Any:
+    widths = {len(v) for v in values}
+    if len(widths) > 1:
+        raise ValueError(f"{where} returned inputs of different widths {sorted(widths)}")
+    for v in values:
+        for a in v:
+            uniques.setdefault(a, len(uniques))
+    return np.asarray([[uniques[a] for a in v] for v in values], dtype=np.int64).reshape(
+        len(values), -1
+    )
+
+
+def _evaluate(block: Block, ts: list[Any], n_cells: int) -> _Evaluated:
+    uniques: dict[Any, int] = {}
+    on = off = inp = None
+    if isinstance(block, CellBlock):
+        on = _index([_tuple(block.on(t), f"{block.name}.on") for t in ts], uniques, block.name)
+        off = _index([_tuple(block.off(t), f"{block.name}.off") for t in ts], uniques, block.name)
+        if on.shape[1] != off.shape[1]:
+            raise ValueError(f"{block.name}: on and off must return inputs of equal width")
+    elif isinstance(block, LabelBlock):
+        inp = _index([_tuple(block.inputs(t), block.name) for t in ts], uniques, block.name)
+    else:
+        rows = [_tuple(block.inputs(j, t), block.name) for j in range(n_cells) for t in ts]
+        inp = _index(rows, uniques, block.name).reshape(n_cells, len(ts), -1)
+    keys = list(uniques)
+    div = block.channel.divergences(keys)
+    n = len(keys)
+    if np.asarray(div.value).shape != (n, n):
+        raise ValueError(f"{block.name}: channel divergences must have shape ({n}, {n})")
+    return _Evaluated(block=block, uniques=keys, div=div, on=on, off=off, inp=inp)
+
+
+def _pair_sum(d: FloatArray, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> FloatArray:
+    """``out[p, q] = sum_i d[a[p, i], b[q, i]]``."""
+    out: FloatArray = d[a[:, None, :], b[None, :, :]].sum(axis=-1)
+    return out
+
+
+def _times(count: int, x: FloatArray) -> FloatArray:
+    """``count * x`` with ``0 * inf = 0``."""
+    return np.zeros_like(x) if count == 0 else count * x
+
+
+def _block_terms(ev: _Evaluated, n_cells: int) -> tuple[FloatArray, FloatArray, Any, Any]:
+    """``(same[P, P], diff[P, P], same_cells, diff_cells)``: the block's contribution to the
+    ratio of records in the same / different cells, and (record blocks) the cells attaining it."""
+    d = np.asarray(ev.div.value, dtype=np.float64)
+    if isinstance(ev.block, CellBlock):
+        assert ev.on is not None and ev.off is not None
+        off_off = _pair_sum(d, ev.off, ev.off)
+        same = _pair_sum(d, ev.on, ev.on) + _times(n_cells - 1, off_off)
+        diff = (
+            _pair_sum(d, ev.on, ev.off)
+            + _pair_sum(d, ev.off, ev.on)
+            + _times(max(n_cells - 2, 0), off_off)
+        )
+        return same, diff, None, None
+    assert ev.inp is not None
+    if isinstance(ev.block, LabelBlock):
+        u = _pair_sum(d, ev.inp, ev.inp)
+        return u, u, None, None
+    n_probe = ev.inp.shape[1]
+    flat = ev.inp.reshape(n_cells * n_probe, -1)
+    same = np.full((n_probe, n_probe), -np.inf)
+    diff = np.full((n_probe, n_probe), -np.inf)
+    same_cells = np.zeros((n_probe, n_probe, 2), dtype=np.int64)
+    diff_cells = np.zeros((n_probe, n_probe, 2), dtype=np.int64)
+    chunk = max(1, 4_000_000 // max(1, flat.shape[0] * flat.shape[1]))
+    for start in range(0, n_cells, chunk):
+        stop = min(n_cells, start + chunk)
+        rows = flat[start * n_probe : stop * n_probe]
+        r = _pair_sum(d, rows, flat).reshape(stop - start, n_probe, n_cells, n_probe)
+        for j in range(start, stop):
+            block = r[j - start]  # [P, L, P]
+            s = block[:, j, :]
+            better = s > same
+            same = np.where(better, s, same)
+            same_cells[better] = (j, j)
+            masked = block.copy()
+            masked[:, j, :] = -np.inf
+            best = np.argmax(masked, axis=1)  # [P, P]
+            val = np.take_along_axis(masked, best[:, None, :], axis=1)[:, 0, :]
+            better = val > diff
+            diff = np.where(better, val, diff)
+            diff_cells[better] = np.stack([np.full_like(best, j), best], axis=-1)[better]
+    return same, diff, same_cells, diff_cells
+
+
+def _coordinate_inputs(ev: _Evaluated, cell: int, probe: int, n_cells: int) -> list[int]:
+    """Flat (cell-major) input indices of every coordinate of the block for one record."""
+    if isinstance(ev.block, CellBlock):
+        assert ev.on is not None and ev.off is not None
+        rows = [ev.on[probe] if c == cell else ev.off[probe] for c in range(n_cells)]
+        return [int(i) for row in rows for i in row]
+    assert ev.inp is not None
+    row = ev.inp[probe] if isinstance(ev.block, LabelBlock) else ev.inp[cell, probe]
+    return [int(i) for i in row]
+
+
+def _affine_ok(values: list[Any], ts: list[float]) -> bool:
+    """Constant, or numeric and affine in ``t`` (to ``1e-9`` relative)."""
+    if all(v == values[0] for v in values):
+        return True
+    try:
+        v = np.asarray([float(x) for x in values])
+    except (TypeError, ValueError):
+        return False
+    t = np.asarray(ts, dtype=np.float64)
+    i, k = int(np.argmin(t)), int(np.argmax(t))
+    if t[k] == t[i]:
+        return bool(np.all(v == v[0]))
+    slope = (v[k] - v[i]) / (t[k] - t[i])
+    pred = v[i] + slope * (t - t[i])
+    return bool(np.all(np.abs(pred - v) <= 1e-9 * (np.abs(v).max() + 1.0)))
+
+
+def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[str]:
+    """Checks of the real-label declaration on the probes (see the module docstring)."""
+    problems = []
+    order = np.argsort(np.asarray(ts))
+    diffs = np.diff(np.asarray(ts)[order])
+    if not np.all(diffs >= 0):
+        problems.append("label_map is not monotone on the evaluated labels")
+    for ev in evaluated:
+        arrays = [a for a in (ev.on, ev.off) if a is not None]
+        if ev.inp is not None:
+            arrays.append(ev.inp.reshape(-1, ev.inp.shape[-2], ev.inp.shape[-1]))
+        varying = False
+        affine = True
+        for arr in arrays:
+            arr3 = arr if arr.ndim == 3 else arr[None]
+            for group in arr3:
+                for slot in range(group.shape[1]):
+                    values = [ev.uniques[int(i)] for i in group[:, slot]]
+                    if any(v != values[0] for v in values):
+                        varying = True
+                        affine = affine and _affine_ok(values, ts)
+        if varying and not ev.block.channel.convex_in_location:
+            problems.append(
+                f"block {ev.block.name!r}: inputs depend on the label but its channel is not "
+                "convex_in_location, so only the evaluated labels are covered"
+            )
+        elif varying and not affine:
+            problems.append(f"block {ev.block.name!r}: inputs are not affine in label_map(y)")
+    return problems
+
+
+def _channel_log_prob(ev: _Evaluated, outputs: list[Any], inputs: list[int]) -> float:
+    """``sum_k log P(s_k | a_k)`` over the block's coordinates (each distinct pair once)."""
+    channel: Channel = ev.block.channel
+    counts: dict[tuple[Any, int], int] = {}
+    for pair in zip(outputs, inputs, strict=True):
+        counts[pair] = counts.get(pair, 0) + 1
+    terms = (n * channel.log_prob(s, ev.uniques[i]) for (s, i), n in counts.items())
+    return float(math.fsum(terms))
+
+
+def _close(a: float, b: float) -> bool:
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
+
+
+def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[Any], bool]:
+    """Labels to evaluate and whether they are real: the finite domain, or for real labels the
+    ends of ``label_bound`` first, then ``INTERIOR_LABELS`` interior points."""
+    if law.labels is not None:
+        probes = list(law.labels if labels is None else labels)
+        if not probes:
+            raise ValueError("labels must contain at least one label")
+        return probes, False
+    if labels is not None:
+        raise ValueError(
+            "labels= is for mechanisms with finite labels; this one takes real labels: pass "
+            "label_bound=(lo, hi)"
+        )
+    if label_bound is None:
+        raise ValueError(
+            "label_bound is required for a mechanism with real labels: pass the label domain "
+            "to certify, e.g. wider than the mechanism's own bound to check that it clips"
+        )
+    lo, hi = check_bounds(label_bound, "label_bound")
+    inner = np.linspace(lo, hi, INTERIOR_LABELS + 2)[1:-1]
+    return [lo, hi, *(float(y) for y in inner)], True
+
+
+def _sampled_caveats(
+    evaluated: list[_Evaluated],
+    coordinate_pairs: dict[str, list[tuple[int, int]]],
+    exact_sampled_delta: bool,
+) -> list[SampledCaveat]:
+    """One caveat per block whose channel has a sampler: its share
+    ``n_coordinates * tau * (1 + e^{D_max})`` of ``delta`` (module docstring), and at the
+    witness pair an unreachable output and (on request) the exact sampled delta."""
+    sampled = []
+    for ev in evaluated:
+        sampling = ev.block.channel.sampling
+        if sampling is None:
+            continue
+        d = np.asarray(ev.div.value)
+        d_max = float(d.max()) if d.size else 0.0
+        pairs = coordinate_pairs[ev.block.name]
+        tv = float(sampling.tv_bound(ev.uniques))
+        share = min(1.0, len(pairs) * tv * (1.0 + math.exp(min(d_max, 700.0))))
+        unreachable = None
+        exact_delta = None
+        for i, k in pairs:
+            if i == k:
+                continue
+            a, b = ev.uniques[i], ev.uniques[k]
+            if unreachable is None:
+                unreachable = sampling.unreachable(a, b)
+            if exact_sampled_delta and exact_delta is None:
+                exact_delta = sampling.exact_delta(a, b, float(d[i, k]))
+        sampled.append(
+            SampledCaveat(
+                block=ev.block.name,
+                note=sampling.note,
+                tv_bound=tv,
+                delta=share,
+                unreachable=unreachable,
+                exact_delta=exact_delta,
+            )
+        )
+    return sampled
+
+
+# -- the verifier -------------------------------------------------------------------------------
+def verify_ldp(
+    mechanism: Any,
+    *,
+    n_cells: int,
+    label_bound: Any = None,
+    labels: Sequence[Any] | None = None,
+    tolerance: float = 1e-9,
+    exact_sampled_delta: bool = False,
+) -> LDPCertificate:
+    """Certify ``mechanism``'s epsilon-LDP claim for ``n_cells`` cells (module docstring).
+
+    Parameters
+    ----------
+    mechanism:
+        A :class:`~ldptree.accounting.VerifiableMechanism` (a mechanism with ``report_law``).
+    n_cells:
+        Number of cells of the published partition.
+    label_bound:
+        Real labels: the label domain ``[lo, hi]`` (or ``M`` for ``[-M, M]``) over which record
+        pairs are certified. Pass a range wider than the mechanism's own bound to certify that it
+        clips. Ignored for mechanisms with finite labels.
+    labels:
+        Finite labels: the label domain to enumerate (default: the report law's ``labels``).
+    tolerance:
+        ``holds`` allows ``epsilon_bound`` to exceed the claim by ``tolerance * max(1, claim)``
+        (float64 rounding of log-probabilities).
+    exact_sampled_delta:
+        Also compute each sampler's exact delta at the witness pair (can take seconds).
+    """
+    if not isinstance(mechanism, VerifiableMechanism):
+        raise TypeError(
+            "mechanism must implement the Mechanism protocol and report_law(n_cells) -> "
+            f"ReportLaw (see ldptree.accounting.ReportLaw), got {type(mechanism).__name__}"
+        )
+    claim = check_real(mechanism.epsilon, "mechanism.epsilon")
+    n_cells = check_int(n_cells, "n_cells", minimum=1)
+    tol = check_real(tolerance, "tolerance")
+    if tol < 0:
+        raise ValueError(f"tolerance must be >= 0, got {tol}")
+    law = mechanism.report_law(n_cells)
+    if not isinstance(law, ReportLaw):
+        raise TypeError(f"report_law must return a ReportLaw, got {type(law).__name__}")
+
+    notes: list[str] = []
+    probes, real = _probe_labels(law, label_bound, labels)
+    ts = [law.label_coordinate(y) for y in probes]
+
+    evaluated = [_evaluate(block, ts, n_cells) for block in law.blocks]
+    n_probe = len(probes)
+    same_total = np.zeros((n_probe, n_probe))
+    diff_total = np.zeros((n_probe, n_probe))
+    if n_cells < 2:
+        diff_total -= np.inf
+    terms = []
+    for ev in evaluated:
+        same, diff, same_cells, diff_cells = _block_terms(ev, n_cells)
+        same_total = same_total + same
+        if n_cells >= 2:
+            diff_total = diff_total + diff
+        terms.append((same, diff, same_cells, diff_cells))
+
+    certified = all(ev.div.exact for ev in evaluated)
+    if not certified:
+        notes.append("some channel divergences are upper bounds, not attained values")
+    best_same = np.unravel_index(int(np.argmax(same_total)), same_total.shape)
+    best_diff = np.unravel_index(int(np.argmax(diff_total)), diff_total.shape)
+    use_diff = diff_total[best_diff] > same_total[best_same]
+    p, q = (int(i) for i in (best_diff if use_diff else best_same))
+    lower = float(diff_total[p, q] if use_diff else same_total[p, q])
+    proven = True
+    if real:
+        problems = _declaration_problems(evaluated, ts)
+        corner = max(float(same_total[:2, :2].max()), float(diff_total[:2, :2].max()))
+        if lower > corner + 1e-12 * max(1.0, abs(corner)):
+            problems.append(
+                f"an interior label pair reaches {lower:.12g} > {corner:.12g} at the extreme "
+                "labels: the report law is not convex in the label as declared"
+            )
+        if problems:
+            proven = False
+            notes.extend(problems)
+
+    # cells of the witness pair
+    cell_a, cell_b = (0, 1) if use_diff else (0, 0)
+    for (_, _, same_cells, diff_cells), ev in zip(terms, evaluated, strict=True):
+        if isinstance(ev.block, RecordBlock):
+            cells = diff_cells if use_diff else same_cells
+            cell_a, cell_b = int(cells[p, q, 0]), int(cells[p, q, 1])
+    record_a = (cell_a, probes[p])
+    record_b = (cell_b, probes[q])
+
+    parts = []
+    outputs: dict[str, list[Any]] = {}
+    consistent = True
+    lp_law = [0.0, 0.0]
+    coordinate_pairs: dict[str, list[tuple[int, int]]] = {}
+    for ev in evaluated:
+        ia = _coordinate_inputs(ev, cell_a, p, n_cells)
+        ib = _coordinate_inputs(ev, cell_b, q, n_cells)
+        d = np.asarray(ev.div.value)
+        parts.append((ev.block.name, float(sum(d[i, k] for i, k in zip(ia, ib, strict=True)))))
+        outs = [ev.div.witness[i][k] for i, k in zip(ia, ib, strict=True)]
+        outputs[ev.block.name] = outs
+        coordinate_pairs[ev.block.name] = list(zip(ia, ib, strict=True))
+        if math.isfinite(lower):
+            lp_law[0] += _channel_log_prob(ev, outs, ia)
+            lp_law[1] += _channel_log_prob(ev, outs, ib)
+    report: Any = outputs
+    if law.assemble is not None:
+        report = law.assemble(outputs)
+        if math.isfinite(lower):
+            lp_a = float(mechanism.log_prob(report, cell_a, probes[p], n_cells))
+            lp_b = float(mechanism.log_prob(report, cell_b, probes[q], n_cells))
+            if not (_close(lp_a, lp_law[0]) and _close(lp_b, lp_law[1])):
+                consistent = False
+                notes.append(
+                    "the report law disagrees with mechanism.log_prob at the witness: "
+                    f"log P(s|x) = {lp_law[0]:.12g} (law) vs {lp_a:.12g} (log_prob), "
+                    f"log P(s|x') = {lp_law[1]:.12g} (law) vs {lp_b:.12g} (log_prob)"
+                )
+    witness = Witness(
+        record=record_a, other=record_b, report=report, log_ratio=lower, parts=tuple(parts)
+    )
+
+    bound = lower if (certified and proven and consistent) else math.inf
+    exact = bound == lower
+    holds = bound <= claim + tol * max(1.0, claim)
+
+    sampled = _sampled_caveats(evaluated, coordinate_pairs, exact_sampled_delta)
+    delta = min(1.0, math.fsum(c.delta for c in sampled)) if holds else None
+    if real and proven:
+        notes.append(
+            f"certified for every real label in [{probes[0]:.6g}, {probes[1]:.6g}] "
+            "(convex report law: the extreme labels are the worst case)"
+        )
+    return LDPCertificate(
+        epsilon_claimed=claim,
+        epsilon_bound=bound,
+        epsilon_lower=lower,
+        exact=exact,
+        holds=holds,
+        tolerance=tol,
+        witness=witness,
+        delta=delta,
+        sampled=tuple(sampled),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,29 @@
+"""Shared fixtures: deterministic hypothesis profile and the real-data folder."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+# Derandomized: every run draws the same examples, so a statistical test that passes keeps passing.
+settings.register_profile(
+    "ldptree",
+    derandomize=True,
+    deadline=None,
+    max_examples=25,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.load_profile("ldptree")
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """The shared real-data folder (``LDPTREE_DATA`` or ``../shared/data``); skips when absent."""
+    root = Path(__file__).resolve().parents[1]
+    path = Path(os.environ.get("LDPTREE_DATA", root.parent / "shared" / "data"))
+    if not (path / "manifest.csv").is_file():
+        pytest.skip(f"real datasets not found at {path} (set LDPTREE_DATA to the data folder)")
+    return path

@@ -1,0 +1,129 @@
+"""Partition: routing, validation, JSON round trip, jit agreement."""
+
+from __future__ import annotations
+
+import jax
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from ldptree.partitions import Partition
+from ldptree.testing import partitions
+
+
+def naive_cells(p: Partition, X: np.ndarray) -> np.ndarray:
+    """One row at a time, straight from the definition (x[f] < t goes left)."""
+    out = []
+    for x in X:
+        node = 0
+        while p.left[node] >= 0:
+            f, t = p.feature[node], p.threshold[node]
+            node = p.left[node] if np.float32(x[f]) < np.float32(t) else p.right[node]
+        out.append(p.leaf_id[node])
+    return np.asarray(out)
+
+
+def two_level() -> Partition:
+    # root splits x0 at 0.5; its right child splits x1 at 0.25
+    return Partition.from_arrays(
+        feature=[0, -1, 1, -1, -1],
+        threshold=[0.5, np.nan, 0.25, np.nan, np.nan],
+        left=[1, -1, 3, -1, -1],
+        right=[2, -1, 4, -1, -1],
+        lower=[[0, 0], [0, 0], [0.5, 0], [0.5, 0], [0.5, 0.25]],
+        upper=[[1, 1], [0.5, 1], [1, 1], [1, 0.25], [1, 1]],
+    )
+
+
+def test_hand_built_tree_routes_by_threshold_rule():
+    p = two_level()
+    assert (p.n_leaves, p.depth, p.n_nodes, p.n_features) == (3, 2, 5, 2)
+    X = np.array([[0.1, 0.9], [0.5, 0.1], [0.7, 0.25], [0.99, 0.0], [-3.0, 7.0], [4.0, -1.0]])
+    # 0.5 is not < 0.5 so it goes right; points outside the cube route like clamped ones
+    np.testing.assert_array_equal(np.asarray(p.cells(X)), [0, 1, 2, 1, 0, 1])
+    np.testing.assert_array_equal(p.leaf_lower, [[0, 0], [0.5, 0], [0.5, 0.25]])
+
+
+def test_trivial_partition_has_one_cell():
+    p = Partition.trivial(3)
+    assert p.n_leaves == 1 and p.depth == 0
+    np.testing.assert_array_equal(
+        np.asarray(p.cells(np.random.default_rng(0).uniform(size=(10, 3)))), np.zeros(10)
+    )
+
+
+@given(partitions(max_depth=6), st.integers(0, 2**31))
+def test_vectorised_routing_matches_definition(p, seed):
+    X = np.random.default_rng(seed).uniform(-0.2, 1.2, size=(50, p.n_features))
+    np.testing.assert_array_equal(np.asarray(p.cells(X)), naive_cells(p, X))
+
+
+@given(partitions(max_depth=6))
+def test_cells_lie_in_their_boxes(p):
+    X = np.random.default_rng(0).uniform(size=(100, p.n_features)).astype(np.float32)
+    cells = np.asarray(p.cells(X))
+    lo, up = p.leaf_lower[cells], p.leaf_upper[cells]
+    assert np.all((lo.astype(np.float32) <= X) & ((up.astype(np.float32) > X) | (up >= 1.0)))
+
+
+@given(partitions(max_depth=6))
+def test_json_round_trip_is_exact(p):
+    q = Partition.from_json(p.to_json())
+    assert q.equals(p)
+    assert q.to_json() == p.to_json()
+    assert (q.depth, q.n_leaves) == (p.depth, p.n_leaves)
+
+
+def test_jit_and_eager_routing_agree():
+    p = two_level()
+    X = np.random.default_rng(1).uniform(size=(300, 2))
+    jitted = np.asarray(p.cells(X))
+    with jax.disable_jit():
+        eager = np.asarray(p.cells(X))
+    np.testing.assert_array_equal(jitted, eager)
+
+
+def test_partition_is_a_pytree_usable_under_jit():
+    p = two_level()
+    leaves = jax.tree_util.tree_leaves(p)
+    assert len(leaves) == 7
+    rebuilt = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(p), leaves)
+    assert rebuilt.equals(p)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        (dict(left=[1, -1, 3, -1, -1], right=[2, -1, 0, -1, -1]), "single tree"),
+        (dict(left=[1, -1, 9, -1, -1], right=[2, -1, 4, -1, -1]), "child indices"),
+        (dict(feature=[0, -1, 5, -1, -1]), "split features"),
+        (dict(threshold=[np.nan, np.nan, 0.25, np.nan, np.nan]), "thresholds must be finite"),
+        (dict(left=[1, -1, 3, -1, 2]), "both be -1"),
+    ],
+)
+def test_malformed_arrays_are_rejected(kwargs, message):
+    base = dict(
+        feature=[0, -1, 1, -1, -1],
+        threshold=[0.5, np.nan, 0.25, np.nan, np.nan],
+        left=[1, -1, 3, -1, -1],
+        right=[2, -1, 4, -1, -1],
+        lower=np.zeros((5, 2)),
+        upper=np.ones((5, 2)),
+    )
+    base.update(kwargs)
+    with pytest.raises(ValueError, match=message):
+        Partition.from_arrays(**base)
+
+
+@pytest.mark.parametrize(
+    "text", ["not json", "[]", '{"format": "other"}', '{"format": "ldptree.partition/1"}']
+)
+def test_bad_json_raises_value_error(text):
+    with pytest.raises(ValueError):
+        Partition.from_json(text)
+
+
+def test_cells_rejects_wrong_width():
+    with pytest.raises(ValueError, match="shape"):
+        two_level().cells(np.zeros((3, 5)))
