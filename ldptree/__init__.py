@@ -1,6 +1,6 @@
 """ldptree: locally differentially private tree estimators with public data."""
 
-from ldptree.estimators import LPDTRegressor
+from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.partitions import Partition
 from ldptree.protocols import Aggregator, CellEstimates, Mechanism, Partitioner
 
@@ -9,6 +9,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Aggregator",
     "CellEstimates",
+    "LPCTClassifier",
+    "LPCTPrunedClassifier",
     "LPDTRegressor",
     "Mechanism",
     "Partition",

@@ -39,6 +39,18 @@ def check_matrix(X: Any, name: str, *, allow_empty: bool = False) -> FloatArray:
     return arr
 
 
+def check_column(arr: np.ndarray[Any, Any], name: str, *, n: int | None) -> np.ndarray[Any, Any]:
+    """``arr`` as 1-d (a single column is flattened) with ``n`` entries, or raise naming
+    ``name``."""
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        arr = arr[:, 0]
+    if arr.ndim != 1:
+        raise ValueError(f"{name} must be 1-d (one label per row), got shape {arr.shape}")
+    if n is not None and arr.shape[0] != n:
+        raise ValueError(f"{name} has length {arr.shape[0]} but X has {n} rows; they must match")
+    return arr
+
+
 def check_vector(y: Any, name: str, *, n: int) -> FloatArray:
     """Return ``y`` as a finite ``float64[n]`` array or raise naming ``name``."""
     if y is None:
@@ -47,12 +59,7 @@ def check_vector(y: Any, name: str, *, n: int) -> FloatArray:
         arr = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as err:
         raise TypeError(f"{name} must be a 1-d numeric array; could not convert: {err}") from None
-    if arr.ndim == 2 and arr.shape[1] == 1:
-        arr = arr[:, 0]
-    if arr.ndim != 1:
-        raise ValueError(f"{name} must be 1-d of length {n}, got shape {arr.shape}")
-    if arr.shape[0] != n:
-        raise ValueError(f"{name} has length {arr.shape[0]} but X has {n} rows; they must match")
+    arr = check_column(arr, name, n=n)
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values; only finite values are allowed")
     return arr

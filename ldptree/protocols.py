@@ -25,7 +25,14 @@ import jax
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree.partitions._partition import Partition
 
-__all__ = ["Aggregator", "CellEstimates", "Mechanism", "Partition", "Partitioner"]
+__all__ = [
+    "Aggregator",
+    "CellEstimates",
+    "Mechanism",
+    "Partition",
+    "Partitioner",
+    "SupportsAggregateSimulation",
+]
 
 Report = Any  # a pytree of arrays with a leading holder axis
 Stats = Any  # a pytree of per-cell sums
@@ -35,8 +42,12 @@ Stats = Any  # a pytree of per-cell sums
 class CellEstimates:
     """Unbiased per-cell estimates from aggregated reports.
 
-    ``count[j]`` estimates ``c_j`` and ``label_sum[j]`` estimates ``s_j``; ``n`` is the exact
-    number of reports aggregated (report counts are public in the one-round protocol).
+    ``count[j]`` (``float[L]``) estimates ``c_j`` and ``label_sum[j]`` estimates ``s_j``; ``n`` is
+    the exact number of reports aggregated (report counts are public in the one-round protocol).
+
+    ``label_sum`` is ``float[L]`` for a scalar label (regression: ``sum_i y_i 1{j_i = j}``; binary
+    classification: the class-1 count) and ``float[L, K]`` for per-class counts
+    ``sum_i 1{j_i = j, y_i = k}`` (multi-class).
     """
 
     count: FloatArray
@@ -102,6 +113,19 @@ class Mechanism(Protocol):
     def debias(self, stats: Stats, n: int) -> CellEstimates: ...
 
     def log_prob(self, report: Report, cell: int, label: float, n_cells: int) -> float: ...
+
+
+@runtime_checkable
+class SupportsAggregateSimulation(Protocol):
+    """A mechanism that can draw the *sums* of all holders' reports directly (spec §3.5).
+
+    ``simulate_summary(key, cells, labels, n_cells)`` returns statistics that ``debias`` accepts,
+    drawn from (or close to, as documented by the mechanism) the law of the summed per-holder
+    reports. It reads the whole private sample at once, so it is a simulation device for
+    experiments, never the protocol.
+    """
+
+    def simulate_summary(self, key: PRNGKey, cells: Any, labels: Any, n_cells: int) -> Stats: ...
 
 
 S = TypeVar("S")

@@ -1,6 +1,13 @@
 """Aggregators, read-outs and the estimators composed from them."""
 
 from ldptree.estimators._aggregate import SumAggregator, SumState
+from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpdt import LPDTRegressor
 
-__all__ = ["LPDTRegressor", "SumAggregator", "SumState"]
+__all__ = [
+    "LPCTClassifier",
+    "LPCTPrunedClassifier",
+    "LPDTRegressor",
+    "SumAggregator",
+    "SumState",
+]

@@ -2,8 +2,10 @@
 
 A composition, not a code path of its own:
 
-* **Partitioner** (public data only): the max-edge rule (``rule="max_edge"``, LPDT-M) or any
-  :class:`~ldptree.protocols.Partitioner`; features are min-max scaled on public data.
+* **Partitioner** (public data only): the max-edge rule (``rule="max_edge"``, LPDT-M), the CART
+  rule (``rule="cart"``, LPDT-V: variance reduction at 10 quantile thresholds per feature, spec
+  §2.6), the random max-edge rule, or any :class:`~ldptree.protocols.Partitioner`; features are
+  min-max scaled on public data.
 * **Mechanism**: :class:`~ldptree.mechanisms.RRLaplaceMechanism` with budget split ``rho``, or any
   mechanism passed as ``mechanism``.
 * **Aggregator + read-out**: exact streaming sums, then for ``x in A_j``
@@ -30,7 +32,6 @@ from ldptree._validation import (
     as_key,
     check_bounds,
     check_int,
-    check_matrix,
     check_open_unit,
     check_positive,
     check_real,
@@ -39,13 +40,12 @@ from ldptree._validation import (
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
-from ldptree.partitions._max_edge import MaxEdgePartitioner
 from ldptree.protocols import Mechanism, Partitioner
 
-_RULES = ("max_edge",)
 _OUTSIDE = ("clamp", "zero")
 
 
@@ -68,7 +68,9 @@ class LPDTRegressor(BaseEstimator):
         ``M`` (meaning ``[-M, M]``) or ``(lo, hi)``. ``None`` takes ``[min, max]`` of ``y_public``;
         never estimated from private labels. Private labels are clipped into it by the mechanism.
     rule:
-        ``"max_edge"`` (LPDT-M) or a :class:`~ldptree.protocols.Partitioner` instance.
+        ``"max_edge"`` (LPDT-M), ``"cart"`` (LPDT-V), ``"random_max_edge"``, or a
+        :class:`~ldptree.protocols.Partitioner` instance (which then fixes its own depth and
+        leaf sizes). The named rules rank splits by variance reduction (``"mse"``).
     mechanism:
         A :class:`~ldptree.protocols.Mechanism` to use instead of the default randomized
         response + Laplace; its ``epsilon`` must equal ``epsilon``.
@@ -124,22 +126,14 @@ class LPDTRegressor(BaseEstimator):
 
     # -- building blocks ------------------------------------------------------------------------
     def _partitioner(self) -> Partitioner:
-        if isinstance(self.rule, str):
-            if self.rule not in _RULES:
-                raise ValueError(
-                    f"rule must be one of {_RULES} or a Partitioner, got {self.rule!r}"
-                )
-            return MaxEdgePartitioner(
-                max_depth=check_int(self.max_depth, "max_depth", minimum=0),
-                min_samples_split=check_int(self.min_samples_split, "min_samples_split", minimum=0),
-                min_samples_leaf=check_int(self.min_samples_leaf, "min_samples_leaf", minimum=0),
-            )
-        if not isinstance(self.rule, Partitioner):
-            raise TypeError(
-                f"rule must be one of {_RULES} or an object with fit(X_public, y_public, *, key), "
-                f"got {type(self.rule).__name__}"
-            )
-        return self.rule
+        return make_partitioner(
+            self.rule,
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            criterion="mse",
+            criteria=("mse",),
+        )
 
     def _label_bound(self, y_public: FloatArray | None) -> tuple[float, float]:
         if self.label_bound is not None:
@@ -160,17 +154,7 @@ class LPDTRegressor(BaseEstimator):
         if self.mechanism is None:
             rho = check_open_unit(self.budget_split, "budget_split")
             return RRLaplaceMechanism(epsilon=epsilon, label_bound=bound, budget_split=rho)
-        if not isinstance(self.mechanism, Mechanism):
-            raise TypeError(
-                f"mechanism must implement the Mechanism protocol, got "
-                f"{type(self.mechanism).__name__}"
-            )
-        if not np.isclose(self.mechanism.epsilon, epsilon, rtol=1e-12, atol=0.0):
-            raise ValueError(
-                f"mechanism.epsilon={self.mechanism.epsilon} differs from epsilon={epsilon}; "
-                "set them equal"
-            )
-        return self.mechanism
+        return check_mechanism(self.mechanism, epsilon)
 
     # -- estimator API --------------------------------------------------------------------------
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPDTRegressor:
@@ -221,16 +205,10 @@ class LPDTRegressor(BaseEstimator):
     def predict(self, X: Any) -> FloatArray:
         """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""
         self._check_fitted("leaf_values_")
-        X_arr = check_matrix(X, "X")
-        if X_arr.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X_arr.shape[1]} features but the model was fitted with "
-                f"{self.n_features_in_}"
-            )
-        X_scaled = self.scaler_.transform(X_arr)
-        pred = self.leaf_values_[np.asarray(self.partition_.cells(X_scaled))]
+        cells, inside = route(X, self.n_features_in_, self.scaler_, self.partition_)
+        pred = self.leaf_values_[cells]
         if self.outside == "zero":
-            pred = np.where(self.scaler_.inside(X_scaled), pred, 0.0)
+            pred = np.where(inside, pred, 0.0)
         return np.asarray(pred, dtype=np.float64)
 
     def score(self, X: Any, y: Any) -> float:

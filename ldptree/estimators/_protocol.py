@@ -8,6 +8,7 @@ memory is ``O(chunk_size * n_cells)`` whatever ``n``.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import jax
@@ -18,15 +19,20 @@ from ldptree._validation import check_matrix, check_vector
 from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
-from ldptree.protocols import CellEstimates, Mechanism
+from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
+
+LabelCheck = Callable[..., np.ndarray[Any, Any]]
 
 
 def check_fit_data(
-    X: Any, y: Any, X_public: Any, y_public: Any
-) -> tuple[FloatArray, FloatArray, FloatArray | None, FloatArray | None]:
-    """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``."""
+    X: Any, y: Any, X_public: Any, y_public: Any, *, check_labels: LabelCheck = check_vector
+) -> tuple[FloatArray, Any, FloatArray | None, Any]:
+    """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``.
+
+    ``check_labels(y, name, n=rows)`` validates both label vectors (real labels by default).
+    """
     X_arr = check_matrix(X, "X")
-    y_arr = check_vector(y, "y", n=X_arr.shape[0])
+    y_arr = check_labels(y, "y", n=X_arr.shape[0])
     if X_public is None:
         if y_public is not None:
             raise ValueError("y_public was given without X_public; pass both or neither")
@@ -43,7 +49,7 @@ def check_fit_data(
                 "to fit without public data"
             )
         return X_arr, y_arr, None, None
-    yq = None if y_public is None else check_vector(y_public, "y_public", n=Xq.shape[0])
+    yq = None if y_public is None else check_labels(y_public, "y_public", n=Xq.shape[0])
     return X_arr, y_arr, Xq, yq
 
 
@@ -58,25 +64,44 @@ def run_round(
     partition: Partition,
     mechanism: Mechanism,
     X_scaled: FloatArray,
-    y: FloatArray,
+    y: np.ndarray[Any, Any],
     *,
     key: PRNGKey,
     chunk_size: int,
+    aggregate: bool = False,
 ) -> CellEstimates:
     """Privatize every private row and aggregate: the holders' and the curator's side in one loop.
 
-    Holder ``i``'s randomness depends only on ``key`` and ``i`` whatever ``chunk_size``, and the
-    statistics are exact integers, so the result does not depend on the chunking. A mechanism's
-    optional ``privatize_summarize`` (equal to ``summarize(privatize(...))``) is used when present.
+    ``y`` holds what the mechanism takes as labels (real labels, or class codes). Holder ``i``'s
+    randomness depends only on ``key`` and ``i`` whatever ``chunk_size``, and the statistics are
+    exact integers, so the result does not depend on the chunking. A mechanism's optional
+    ``privatize_summarize`` (equal to ``summarize(privatize(...))``) is used when present.
+
+    ``aggregate=True`` is a *simulation* of the round (spec §3.5): the rows are routed chunk by
+    chunk as usual, but the mechanism's ``simulate_summary`` then draws the summed reports of all
+    holders at once. It sees the whole private sample (the protocol never does) and is exact in
+    law only as far as that mechanism documents; use it for experiments.
     """
     n_cells = partition.n_leaves
+    n = X_scaled.shape[0]
+    if aggregate:
+        if not isinstance(mechanism, SupportsAggregateSimulation):
+            raise TypeError(
+                f"{type(mechanism).__name__} cannot draw aggregate reports (no simulate_summary); "
+                "use the per-holder protocol"
+            )
+        routed = [partition.cells(X_scaled[s : s + chunk_size]) for s in range(0, n, chunk_size)]
+        all_cells = np.concatenate([np.asarray(c) for c in routed])
+        return mechanism.debias(mechanism.simulate_summary(key, all_cells, y, n_cells), n)
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     state = aggregator.init()
-    n = X_scaled.shape[0]
     for start in range(0, n, chunk_size):
         stop = min(start + chunk_size, n)
         cells = partition.cells(X_scaled[start:stop])
-        labels = jax.numpy.asarray(y[start:stop], dtype=np.float32)
+        # real labels arrive as float32 (the mechanisms' arithmetic), class codes as integers
+        labels = jax.numpy.asarray(y[start:stop])
+        if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
+            labels = labels.astype(np.float32)
         fused = getattr(mechanism, "privatize_summarize", None)
         if fused is not None and stop - start <= getattr(mechanism, "max_summary_rows", 0):
             stats = jax.tree_util.tree_map(

@@ -1,5 +1,14 @@
 """Local randomizers: each holder's record ``(cell, label)`` -> one report."""
 
+from ldptree.mechanisms._laplace_cell_class import (
+    LaplaceCellClassMechanism,
+    LaplaceCellClassReport,
+)
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 
-__all__ = ["RRLaplaceMechanism", "RRLaplaceReport"]
+__all__ = [
+    "LaplaceCellClassMechanism",
+    "LaplaceCellClassReport",
+    "RRLaplaceMechanism",
+    "RRLaplaceReport",
+]

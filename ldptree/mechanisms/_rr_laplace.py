@@ -49,6 +49,7 @@ from ldptree.accounting._channels import binary_channel, grid_laplace_channel
 from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
+from ldptree.mechanisms._records import check_records
 from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
@@ -368,34 +369,11 @@ class RRLaplaceMechanism:
         )
 
 
-def _check_records(cells: Any, labels: Any, n_cells: int) -> tuple[jax.Array, jax.Array]:
-    """Validated ``(int cells[n], float32 labels[n])``; concrete cells are range-checked."""
-    cells = jnp.asarray(cells)
-    labels = jnp.asarray(labels, dtype=jnp.float32)
-    if cells.ndim != 1 or labels.shape != cells.shape:
-        raise ValueError(
-            f"cells and labels must be 1-d of equal length, got {cells.shape} and {labels.shape}"
-        )
-    if not jnp.issubdtype(cells.dtype, jnp.integer):
-        raise TypeError(f"cells must be integer cell indices, got dtype {cells.dtype}")
-    if int(n_cells) < 1:
-        raise ValueError(f"n_cells must be >= 1, got {n_cells}")
-    # Checks run in NumPy on concrete values (under an outer jit, jnp reductions would trace).
-    if not isinstance(labels, jax.core.Tracer) and np.isnan(np.asarray(labels)).any():
-        raise ValueError("labels contain NaN; every holder must hold a label (+-inf are clipped)")
-    if not isinstance(cells, jax.core.Tracer) and cells.size:
-        concrete = np.asarray(cells)
-        lo, hi = int(concrete.min()), int(concrete.max())
-        if lo < 0 or hi >= n_cells:
-            raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
-    return cells, labels
-
-
 def _kernel_args(
     key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: int
 ) -> tuple[int, int, tuple[jax.Array, ...]]:
     """``(n, width, (key_data, cells, labels, first_holder))`` padded to the shape buckets."""
-    cells, labels = _check_records(cells, labels, n_cells)
+    cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
     n = int(cells.shape[0])
     pad = bucket(n, MIN_ROWS) - n
     args = (

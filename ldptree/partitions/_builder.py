@@ -17,10 +17,17 @@ never over private data, and the public data are small.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from itertools import count
+from typing import Any, NamedTuple
 
+import attrs
+import jax
 import numpy as np
 
-from ldptree._typing import FloatArray, IntArray
+from ldptree._typing import FloatArray, IntArray, PRNGKey
+from ldptree._validation import check_matrix, check_vector
+from ldptree.partitions._criteria import CRITERIA, check_criterion_labels
+from ldptree.partitions._params import nonneg_int
 from ldptree.partitions._partition import Partition
 
 #: ``propose(X_node, y_node, lower, upper, depth) -> [(feature, threshold), ...]`` in order of
@@ -85,6 +92,89 @@ def grow(
         lower=np.asarray(lower),
         upper=np.asarray(upper),
     )
+
+
+class Node(NamedTuple):
+    """What a rule sees of a node: its public rows and labels (``None`` without labels), its box
+    ``[lower, upper]`` and its depth."""
+
+    X: FloatArray
+    y: FloatArray | None
+    lower: FloatArray
+    upper: FloatArray
+    depth: int
+
+
+@attrs.frozen
+class TreeRule:
+    """A partition rule grown with :func:`grow`; subclasses implement :meth:`_propose`.
+
+    Parameters
+    ----------
+    max_depth:
+        Depth ``s`` of the tree (the root has depth 0); at most ``2^s`` cells.
+    min_samples_split:
+        A node with at most this many public points (or distinct public rows) is a leaf.
+    min_samples_leaf:
+        ``n_l``: a split is rejected when either child would hold fewer public points.
+    """
+
+    max_depth: int = attrs.field(default=4, validator=nonneg_int)
+    min_samples_split: int = attrs.field(default=5, validator=nonneg_int)
+    min_samples_leaf: int = attrs.field(default=2, validator=nonneg_int)
+
+    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
+        """Grow the partition on public rows scaled to ``[0, 1]^d`` (and their labels).
+
+        ``X_public`` of shape ``(0, d)`` asks for the data-free partition. Randomised rules draw
+        the ``i``-th proposal's randomness from ``fold_in(key, i)`` (proposals in the builder's
+        depth-first order), so the partition is a function of the public data and ``key``.
+        """
+        X = check_matrix(X_public, "X_public", allow_empty=True)
+        y = None if y_public is None else check_vector(y_public, "y_public", n=X.shape[0])
+        criterion = getattr(self, "criterion", None)
+        if criterion is not None:
+            check_criterion_labels(CRITERIA[criterion], y, "y_public")
+        self._check_inputs(X, y, key)
+        proposals = count()
+
+        def propose(
+            X_node: FloatArray,
+            y_node: FloatArray | None,
+            lower: FloatArray,
+            upper: FloatArray,
+            depth: int,
+        ) -> Sequence[tuple[int, float]]:
+            node_key = None if key is None else jax.random.fold_in(key, next(proposals))
+            return self._propose(Node(X_node, y_node, lower, upper, depth), node_key)
+
+        return grow(
+            X,
+            y,
+            max_depth=self.max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            propose=propose,
+        )
+
+    def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
+        """Rule-specific requirements on the public data or the key (none by default)."""
+
+    def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
+        """Candidate splits ``[(feature, threshold), ...]`` of ``node``, best first."""
+        raise NotImplementedError
+
+
+def rank_candidates(deltas: FloatArray, threshold: float) -> list[int]:
+    """Indices of the candidates the reference tries, best first (spec §2.3, §2.6).
+
+    Candidates are sorted by ``Delta`` descending (stable, so ties keep their order), those with
+    ``Delta < threshold`` are dropped, and only the first ``max(1, floor((|kept| + 5) / 10))`` are
+    returned, i.e. one unless at least 15 candidates pass.
+    """
+    order = np.argsort(-deltas, kind="stable")
+    kept = [int(i) for i in order if deltas[i] >= threshold]
+    return kept[: max(1, (len(kept) + 5) // 10)]
 
 
 def _too_small(X_node: FloatArray, y_node: FloatArray | None, min_samples_split: int) -> bool:

@@ -1,0 +1,86 @@
+"""Building an estimator's components from its hyper-parameters, and routing rows through them.
+
+Shared by every tree estimator, so that ``rule="cart"`` or a user's own partitioner or mechanism
+means the same thing in :class:`~ldptree.LPDTRegressor` and the classifiers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+import numpy as np
+
+from ldptree._typing import BoolArray, FloatArray, IntArray
+from ldptree._validation import check_int, check_matrix
+from ldptree.partitions._cart import CartPartitioner
+from ldptree.partitions._max_edge import MaxEdgePartitioner
+from ldptree.partitions._partition import Partition
+from ldptree.partitions._random_max_edge import RandomMaxEdgePartitioner
+from ldptree.partitions._scaling import RangeScaler
+from ldptree.protocols import Mechanism, Partitioner
+
+#: Named partition rules: max-edge (LPDT-M, LPCT), random max-edge (LPCT-R), CART (LPDT-V,
+#: LPCT-CART, quantile thresholds as the reference).
+RULES = ("max_edge", "random_max_edge", "cart")
+
+
+def make_partitioner(
+    rule: Any,
+    *,
+    max_depth: Any,
+    min_samples_split: Any,
+    min_samples_leaf: Any,
+    criterion: Any,
+    criteria: Collection[str],
+) -> Partitioner:
+    """The partitioner named by ``rule`` (or ``rule`` itself if it is a Partitioner)."""
+    if not isinstance(rule, str):
+        if not isinstance(rule, Partitioner):
+            raise TypeError(
+                f"rule must be one of {RULES} or an object with fit(X_public, y_public, *, key), "
+                f"got {type(rule).__name__}"
+            )
+        return rule
+    if rule not in RULES:
+        raise ValueError(f"rule must be one of {RULES} or a Partitioner, got {rule!r}")
+    if criterion not in criteria:
+        raise ValueError(f"criterion must be one of {sorted(criteria)}, got {criterion!r}")
+    depth = check_int(max_depth, "max_depth", minimum=0)
+    split = check_int(min_samples_split, "min_samples_split", minimum=0)
+    leaf = check_int(min_samples_leaf, "min_samples_leaf", minimum=0)
+    if rule == "random_max_edge":
+        return RandomMaxEdgePartitioner(
+            max_depth=depth, min_samples_split=split, min_samples_leaf=leaf
+        )
+    kind = MaxEdgePartitioner if rule == "max_edge" else CartPartitioner
+    return kind(
+        max_depth=depth, min_samples_split=split, min_samples_leaf=leaf, criterion=criterion
+    )
+
+
+def check_mechanism(mechanism: Any, epsilon: float) -> Mechanism:
+    """A user-supplied mechanism, checked to implement the protocol at budget ``epsilon``."""
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(
+            f"mechanism must implement the Mechanism protocol, got {type(mechanism).__name__}"
+        )
+    if not np.isclose(mechanism.epsilon, epsilon, rtol=1e-12, atol=0.0):
+        raise ValueError(
+            f"mechanism.epsilon={mechanism.epsilon} differs from epsilon={epsilon}; set them equal"
+        )
+    return mechanism
+
+
+def route(
+    X: Any, n_features: int, scaler: RangeScaler, partition: Partition
+) -> tuple[IntArray, BoolArray]:
+    """Cells ``int[n]`` of new rows and whether each lies inside the public box ``bool[n]``."""
+    X_arr = check_matrix(X, "X")
+    if X_arr.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X_arr.shape[1]} features but the model was fitted with {n_features}"
+        )
+    X_scaled: FloatArray = scaler.transform(X_arr)
+    cells = np.asarray(partition.cells(X_scaled)).astype(np.int64)
+    return cells, scaler.inside(X_scaled)

@@ -1,0 +1,477 @@
+"""LPCT and LPCT-prune: locally private classification trees with public data (LPCT paper).
+
+Compositions, like :class:`~ldptree.LPDTRegressor`:
+
+* **Partitioner** (public features and labels only; min-max scaling from public data): max-edge
+  (LPCT, the paper's simulations), random max-edge (LPCT-R), CART (LPCT-CART/-V, the paper's real
+  data), or any :class:`~ldptree.protocols.Partitioner`, which then sees class codes as floats.
+* **Mechanism**: :class:`~ldptree.mechanisms.LaplaceCellClassMechanism`: Laplace on the cell
+  one-hot and on the cell-by-class one-hot, ``eps/2`` each (spec §3.3; multi-class is ours).
+* **Read-out**: the lambda-weighted ratio (:mod:`._lpct_readout`, paper eq. (8)) for
+  :class:`LPCTClassifier`; the pruning walk (:mod:`._prune`, paper Algorithm 2) for
+  :class:`LPCTPrunedClassifier`.
+
+Privacy: the partition, scaling box, classes and depth defaults come from public data, the user,
+or report counts (public in the one-round protocol); the only private release is each holder's
+single report, recorded in ``privacy_``. Read-outs are post-processing. The reference code's bug
+of growing the unpruned partition on private data (spec §0.1) is not reproduced.
+
+Classes (:mod:`._classes`): ``classes_`` comes from ``y_public`` and/or ``classes``, never from
+``y``; private labels outside it are released as null records.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import jax
+import numpy as np
+
+from ldptree._typing import BoolArray, FloatArray, IntArray
+from ldptree._validation import as_key, check_int, check_matrix, check_positive, check_real
+from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._spend import spend_of
+from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
+from ldptree.estimators._composition import check_mechanism, make_partitioner, route
+from ldptree.estimators._lpct_readout import (
+    FALLBACKS,
+    check_lam,
+    class_prior,
+    private_class_counts,
+    public_class_counts,
+    simplex_projection,
+    weighted_eta,
+)
+from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round
+from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
+from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
+from ldptree.partitions._partition import Partition
+from ldptree.protocols import CellEstimates, Mechanism
+
+_CRITERIA = ("entropy", "gini")
+_OUTSIDE = ("clamp", "zero")
+_SIMULATIONS = ("per_holder", "aggregate")
+#: Released numbers per chunk when ``chunk_size`` is left to the estimator.
+_CHUNK_NUMBERS = 1 << 22
+
+
+def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+class _LPCTBase(BaseEstimator):
+    """The one-round fit and the prediction API shared by the two classifiers."""
+
+    # set by the subclasses' __init__
+    epsilon: Any
+    max_depth: Any
+    min_samples_leaf: Any
+    min_samples_split: Any
+    rule: Any
+    criterion: Any
+    classes: Any
+    mechanism: Any
+    simulation: Any
+    outside: Any
+    feature_margin: Any
+    chunk_size: Any
+    random_state: Any
+
+    # fitted state
+    classes_: np.ndarray[Any, Any]
+    leaf_eta_: FloatArray
+    leaf_class_: IntArray
+
+    def _fit_round(
+        self,
+        X: Any,
+        y: Any,
+        X_public: Any,
+        y_public: Any,
+        *,
+        max_depth: Any,
+        collect: bool,
+        binary: bool = False,
+    ) -> tuple[Partition, CellEstimates | None, FloatArray]:
+        """Validate, grow the partition on public data, and (if ``collect``) run the private
+        round. Returns the partition, the private estimates and the public counts ``[L, K]``."""
+        epsilon = check_positive(self.epsilon, "epsilon")
+        margin = check_real(self.feature_margin, "feature_margin")
+        _choice(self.outside, "outside", _OUTSIDE)
+        simulation = _choice(self.simulation, "simulation", _SIMULATIONS)
+        X_arr, y_raw, Xq, yq = check_fit_data(
+            X, y, X_public, y_public, check_labels=check_class_labels
+        )
+        classes = resolve_classes(self.classes, yq)
+        n_classes = classes.shape[0]
+        if binary and n_classes != 2:
+            raise ValueError(
+                f"{type(self).__name__} is binary, but there are {n_classes} classes (from "
+                "y_public/classes); use LPCTClassifier for multi-class"
+            )
+        codes = encode_labels(y_raw, classes, "y")
+        codes_q = None if yq is None else encode_labels(yq, classes, "y_public")
+        partitioner = make_partitioner(
+            self.rule,
+            max_depth=max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            criterion=self.criterion,
+            criteria=_CRITERIA,
+        )
+        mechanism: Mechanism = (
+            LaplaceCellClassMechanism(epsilon=epsilon, n_classes=n_classes)
+            if self.mechanism is None
+            else check_mechanism(self.mechanism, epsilon)
+        )
+        key_partition, key_noise = jax.random.split(as_key(self.random_state))
+
+        d = X_arr.shape[1]
+        scaler = fit_scaler(Xq, d, margin)
+        Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
+        y_grow = None if codes_q is None else codes_q.astype(np.float64)
+        partition = partitioner.fit(Xq_scaled, y_grow, key=key_partition)
+        n_cells = partition.n_leaves
+        if codes_q is None:
+            public = np.zeros((n_cells, n_classes))
+        else:
+            public_cells = np.asarray(partition.cells(Xq_scaled)).astype(np.int64)
+            public = public_class_counts(public_cells, codes_q.astype(np.int64), n_cells, n_classes)
+
+        estimates = None
+        if collect:
+            estimates = run_round(
+                partition,
+                mechanism,
+                scaler.transform(X_arr),
+                codes,
+                key=key_noise,
+                chunk_size=self._chunk(mechanism, n_cells),
+                aggregate=simulation == "aggregate",
+            )
+        self.classes_ = classes
+        self.n_features_in_ = d
+        self.n_public_ = 0 if Xq is None else int(Xq.shape[0])
+        self.scaler_ = scaler
+        self.partition_ = partition
+        self.mechanism_ = mechanism if collect else None
+        self.estimates_ = estimates
+        self.public_class_counts_ = public
+        ledger = PrivacyLedger()
+        if collect:
+            ledger = ledger.record("one report per holder", spend_of(mechanism))
+        self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
+        self.privacy_ = self.privacy_ledger_.total
+        return partition, estimates, public
+
+    def _chunk(self, mechanism: Mechanism, n_cells: int) -> int:
+        if self.chunk_size is not None:
+            return check_int(self.chunk_size, "chunk_size", minimum=1)
+        width = getattr(mechanism, "report_width", None)
+        per_holder = int(width(n_cells)) if callable(width) else 2 * n_cells
+        return max(1024, _CHUNK_NUMBERS // max(per_holder, 1) // 1024 * 1024)
+
+    def _set_leaves(self, eta: FloatArray) -> None:
+        self.leaf_eta_ = eta
+        self.leaf_proba_ = simplex_projection(eta)
+        self.leaf_class_ = np.argmax(eta, axis=1)
+
+    # -- prediction (post-processing: no privacy cost) -------------------------------------------
+    def _route(self, X: Any) -> tuple[IntArray, BoolArray]:
+        self._check_fitted("leaf_eta_")
+        cells, inside = route(X, self.n_features_in_, self.scaler_, self.partition_)
+        if self.outside == "zero":
+            return cells, inside
+        return cells, np.ones_like(inside)
+
+    def _rows(self, leaf_proba: FloatArray, cells: IntArray, inside: BoolArray) -> FloatArray:
+        first = np.eye(self.classes_.shape[0])[0]
+        rows: FloatArray = np.where(inside[:, None], leaf_proba[cells], first[None, :])
+        return rows
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        """``float[n, K]`` class probabilities in the order of ``classes_``: the cell's estimate
+        ``eta`` projected onto the simplex (argmax preserved). With ``outside="zero"``, rows outside
+        the public box get probability 1 for ``classes_[0]`` (the papers' "predict 0")."""
+        cells, inside = self._route(X)
+        return self._rows(self.leaf_proba_, cells, inside)
+
+    def predict(self, X: Any) -> np.ndarray[Any, Any]:
+        """Class labels: ``classes_[argmax_k eta_k]`` of each row's cell."""
+        cells, inside = self._route(X)
+        codes = np.where(inside, self.leaf_class_[cells], 0)
+        return self.classes_[codes]
+
+    def score(self, X: Any, y: Any) -> float:
+        """Accuracy: the fraction of rows whose predicted class equals ``y``."""
+        pred = self.predict(X)
+        truth = check_class_labels(y, "y", n=pred.shape[0])
+        hits = encode_labels(truth, self.classes_, "y") == encode_labels(pred, self.classes_, "y")
+        return float(np.mean(hits))
+
+
+class LPCTClassifier(_LPCTBase):
+    """Locally private classification tree with public data (LPCT; paper §3-4, spec §4.2).
+
+    ``eta^_k(x) = (V^_jk + lam V^Q_jk) / (U^_j + lam U^Q_j)`` for ``x`` in cell ``A_j``; predicts
+    ``argmax_k``. ``lam = 0`` is **LPCT-P** (private only), ``lam = inf`` is **LPCT-Q** (public
+    only: then no private report is collected and ``privacy_.epsilon == 0``). Binary and
+    multi-class (one-hot class vectors, see the mechanism).
+
+    Parameters
+    ----------
+    epsilon:
+        Per-holder budget ``eps > 0``.
+    max_depth:
+        Depth of the partition.
+    min_samples_leaf, min_samples_split:
+        Public-count stopping rules of the partition (spec §2.2).
+    lam:
+        ``lambda in [0, inf]``: weight of a public point relative to a private one. The paper
+        tunes it on a grid (oracle, non-private in its experiments); it is not chosen here.
+    rule:
+        ``"max_edge"`` (default, LPCT), ``"random_max_edge"`` (LPCT-R), ``"cart"`` (LPCT-CART,
+        10 quantile thresholds per feature), or a :class:`~ldptree.protocols.Partitioner`.
+    criterion:
+        ``"gini"`` (the paper's stated choice, default) or ``"entropy"`` (the reference code).
+    classes:
+        All class labels, if ``y_public`` does not show every class (classes are never learned
+        from private labels).
+    fallback:
+        ``"none"`` (paper: ``0/0 = 0``, negative denominators kept) or ``"prior"`` (cells with a
+        non-positive denominator use the public class frequencies).
+    mechanism:
+        A :class:`~ldptree.protocols.Mechanism` on ``(cell, class code)`` records whose estimates
+        carry per-class counts; its ``epsilon`` must equal ``epsilon``.
+    simulation:
+        ``"per_holder"`` (the protocol: every holder's report is drawn and aggregated) or
+        ``"aggregate"`` (experiments: per-cell sums drawn in law, spec §3.5; see the mechanism).
+    outside:
+        Points outside the public feature box: ``"clamp"`` (routed to the boundary cell) or
+        ``"zero"`` (predict ``classes_[0]``, the papers' rule).
+    feature_margin:
+        Widen the public min-max box by this fraction of its width on each side.
+    chunk_size:
+        Holders per batch (default: about 4M released numbers per batch).
+    random_state:
+        ``None``, an int seed or a JAX key: drives the privacy noise and random rules.
+
+    Attributes
+    ----------
+    classes_, partition_, scaler_, mechanism_, estimates_, public_class_counts_,
+    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, privacy_,
+    n_features_in_, n_public_
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        max_depth: int = 4,
+        min_samples_leaf: int = 2,
+        *,
+        lam: float = 1.0,
+        min_samples_split: int = 5,
+        rule: Any = "max_edge",
+        criterion: str = "gini",
+        classes: Any = None,
+        fallback: str = "none",
+        mechanism: Mechanism | None = None,
+        simulation: str = "per_holder",
+        outside: str = "clamp",
+        feature_margin: float = 0.0,
+        chunk_size: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.lam = lam
+        self.min_samples_split = min_samples_split
+        self.rule = rule
+        self.criterion = criterion
+        self.classes = classes
+        self.fallback = fallback
+        self.mechanism = mechanism
+        self.simulation = simulation
+        self.outside = outside
+        self.feature_margin = feature_margin
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPCTClassifier:
+        """Grow the partition on public data, collect one report per private row, read out."""
+        lam = check_lam(self.lam)
+        _choice(self.fallback, "fallback", FALLBACKS)
+        _, estimates, _ = self._fit_round(
+            X, y, X_public, y_public, max_depth=self.max_depth, collect=not math.isinf(lam)
+        )
+        self.private_class_counts_: FloatArray | None = (
+            None if estimates is None else private_class_counts(estimates, self.classes_.shape[0])
+        )
+        self.lam_ = lam
+        eta, fell_back = self._eta(lam)
+        self.used_fallback_ = fell_back
+        self._set_leaves(eta)
+        return self
+
+    def _eta(self, lam: float) -> tuple[FloatArray, np.ndarray[Any, Any]]:
+        n_cells, n_classes = self.public_class_counts_.shape
+        private_count, private_classes = np.zeros(n_cells), np.zeros((n_cells, n_classes))
+        if self.estimates_ is not None and self.private_class_counts_ is not None:
+            private_count = np.asarray(self.estimates_.count, dtype=np.float64)
+            private_classes = self.private_class_counts_
+        elif not math.isinf(lam):
+            raise ValueError(
+                "this model was fitted with lam=inf (public only) and collected no private "
+                "reports; refit with a finite lam to read out other values"
+            )
+        return weighted_eta(
+            private_count,
+            private_classes,
+            self.public_class_counts_,
+            lam,
+            fallback=self.fallback,
+            prior=class_prior(self.public_class_counts_),
+        )
+
+    def predict_proba_path(self, X: Any, lams: Any) -> FloatArray:
+        """``float[n_lams, n, K]``: :meth:`predict_proba` for several ``lam`` from this one
+        release (post-processing, no extra privacy cost; needs a finite ``lam`` at fit time unless
+        every ``lam`` is ``inf``)."""
+        cells, inside = self._route(X)
+        values = np.atleast_1d(np.asarray(lams, dtype=np.float64))
+        return np.stack(
+            [
+                self._rows(simplex_projection(self._eta(check_lam(lam, "lams"))[0]), cells, inside)
+                for lam in values.tolist()
+            ]
+        )
+
+
+class LPCTPrunedClassifier(_LPCTBase):
+    """LPCT-prune: one release on a deep max-edge tree, then per-leaf data-driven depth and
+    ``lambda`` (paper §5, Algorithm 2; spec §5; rules in :mod:`ldptree.estimators._prune`).
+
+    Binary classification only (the statistic is ``|eta - 1/2|``); public labels are required.
+
+    Parameters
+    ----------
+    epsilon:
+        Per-holder budget ``eps > 0``, spent once (LPCT v1 semantics; the reference HEAD's
+        ``eps/2`` + refit path is not offered).
+    max_depth:
+        ``p_max``; ``None`` = the reference simulations' ``floor(log2(n_P eps^2 + n_Q^3) / 3)``
+        with ``n_P`` the number of reports and ``n_Q`` the public rows (both public).
+    min_depth:
+        Shallowest node a leaf may be pruned to; ``None`` = ``floor(log2(n_P eps^2 + 1) / 3)``;
+        capped at ``max_depth``.
+    min_samples_leaf, min_samples_split:
+        Public-count stopping rules (the reference simulations used 1 and {1, 5}).
+    C:
+        Constant multiplying the confidence radius (paper eq. (13)); the stopping rule is
+        ``T >= 1``, so a larger ``C`` prunes more. The reference code has ``C = 1``.
+    prune_rule:
+        ``"corrected"`` (default, ours: private data weighted, never discarded) or
+        ``"reference"`` (the code's branch logic without its statefulness).
+    rule, criterion, classes, mechanism, simulation, outside, feature_margin, chunk_size,
+    random_state:
+        As for :class:`LPCTClassifier`.
+
+    Attributes
+    ----------
+    classes_, partition_, scaler_, mechanism_, estimates_, public_class_counts_, prune_,
+    leaf_node_, leaf_eta_, leaf_proba_, leaf_class_, max_depth_, min_depth_, privacy_,
+    n_features_in_, n_public_
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        max_depth: int | None = None,
+        min_samples_leaf: int = 1,
+        *,
+        min_depth: int | None = None,
+        C: float = 1.0,
+        prune_rule: str = "corrected",
+        min_samples_split: int = 1,
+        rule: Any = "max_edge",
+        criterion: str = "gini",
+        classes: Any = None,
+        mechanism: Mechanism | None = None,
+        simulation: str = "per_holder",
+        outside: str = "clamp",
+        feature_margin: float = 0.0,
+        chunk_size: int | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.max_depth = max_depth
+        self.min_samples_leaf = min_samples_leaf
+        self.min_depth = min_depth
+        self.C = C
+        self.prune_rule = prune_rule
+        self.min_samples_split = min_samples_split
+        self.rule = rule
+        self.criterion = criterion
+        self.classes = classes
+        self.mechanism = mechanism
+        self.simulation = simulation
+        self.outside = outside
+        self.feature_margin = feature_margin
+        self.chunk_size = chunk_size
+        self.random_state = random_state
+
+    def _depths(self, n_private: int, n_public: int, epsilon: float) -> tuple[int, int]:
+        signal = n_private * epsilon**2
+        if self.max_depth is None:
+            max_depth = math.floor(math.log2(signal + float(n_public) ** 3) / 3.0)
+        else:
+            max_depth = check_int(self.max_depth, "max_depth", minimum=0)
+        if self.min_depth is None:
+            min_depth = math.floor(math.log2(signal + 1.0) / 3.0)
+        else:
+            min_depth = check_int(self.min_depth, "min_depth", minimum=0)
+        return max(max_depth, 0), min(max(min_depth, 0), max(max_depth, 0))
+
+    def fit(
+        self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None
+    ) -> LPCTPrunedClassifier:
+        """Grow a deep partition on public data, collect one report per private row, prune."""
+        epsilon = check_positive(self.epsilon, "epsilon")
+        c = check_positive(self.C, "C")
+        rule = _choice(self.prune_rule, "prune_rule", PRUNE_RULES)
+        if X_public is None or y_public is None:
+            raise ValueError(
+                "LPCT-prune needs public data: pass X_public and y_public (its statistic compares "
+                "private and public estimates)"
+            )
+        # report and public row counts are public; the default depths depend on them
+        n_private = check_matrix(X, "X").shape[0]
+        n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
+        max_depth, min_depth = self._depths(n_private, n_public, epsilon)
+        partition, estimates, public = self._fit_round(
+            X, y, X_public, y_public, max_depth=max_depth, collect=True, binary=True
+        )
+        assert estimates is not None  # collect=True
+        counts = private_class_counts(estimates, 2)
+        stats = node_stats(
+            partition,
+            np.asarray(estimates.count, dtype=np.float64),
+            counts[:, 1],
+            public.sum(axis=1),
+            public[:, 1],
+            n_private=estimates.n,
+            epsilon=epsilon,
+            max_depth=max_depth,
+        )
+        result: PruneResult = prune(partition, stats, min_depth=min_depth, rule=rule, c=c)
+        self.max_depth_, self.min_depth_ = max_depth, min_depth
+        self.prune_ = result
+        self.leaf_node_ = result.leaf_node
+        eta = result.leaf_eta
+        self._set_leaves(np.column_stack([1.0 - eta, eta]))
+        return self

@@ -1,0 +1,228 @@
+"""LPCT-prune: data-driven depth and lambda per leaf (LPCT paper §5, Algorithm 2; spec §5).
+
+One release on a deep partition (depth ``p_max``), then, for every leaf, a Lepski-type walk up its
+ancestors: stop at the deepest node whose estimate is confidently on one side of 1/2, with
+``lambda`` chosen per node to maximise that confidence. Binary labels only (the statistic is
+``|eta - 1/2|``).
+
+Node aggregates (spec §5.2) are sums over the node's leaves: ``U_P, V_P`` (private estimates of
+the count and class-1 count), ``U_Q, V_Q`` (public counts), ``s_P = V_P/U_P - 1/2``,
+``s_Q = V_Q/U_Q - 1/2``. For a node at depth ``k`` with ``a = p_max - k`` (spec §5.6 [R]: absolute
+depths, not the reference's leaf-relative ``a``):
+
+    c2 = ln(n_P + n_Q) + k + 1,   c2Q = ln(n_Q) + k + 1,
+    c1 = 2^{a+1} (2 ln(2 n_P) + eps 2^{-k/2} sqrt(c2))^2,   u = (c1 / c2) n_P / eps^2
+
+(the reference's hard-coded constants; ``u`` is a proxy for the privacy-noise variance of the
+node's sums). For ``lambda >= 0`` the confidence statistic is
+
+    T(lambda) = |U_P s_P + lambda U_Q s_Q| / (C sqrt(c2) sqrt(v + lambda^2 U_Q)),
+
+maximised in closed form (paper App. A.2, Cauchy-Schwarz) at ``lambda* = (v / U_P)(s_Q / s_P)``
+when the signals agree, with ``max sqrt(U_P^2 s_P^2 / v + U_Q s_Q^2) / (C sqrt(c2))``, and at one
+end (private only / public only) otherwise; the public-only end uses ``c2Q``:
+``T_Q = |s_Q| sqrt(U_Q) / (C sqrt(c2Q))``. ``C`` is the paper's constant of the confidence radius
+(eq. (13)); the code has none (``C = 1``); it only moves the stopping threshold ``T >= 1``.
+
+Two rules for the private side (``prune_rule``):
+
+* ``"reference"`` (the code, spec §5.3, without its statefulness, §5.6.2-3): in this order,
+  ``U_Q = 0 -> eta = 1/2, T = 0``; ``U_P <= 0`` or ``V_P <= 0`` -> public only; ``V_P > U_P`` ->
+  ``s_P := 1/2``, ``V_P := U_P`` (ratio truncated at 1, ``v = u``); otherwise ``u > U_P`` -> public
+  only, else ``v = U_P``; then the closed form, replaced by public only when ``T_Q`` is larger.
+  With these constants ``u > U_P`` at almost every node for ``eps <= 8``, so private data enters
+  only through the asymmetric ``V_P > U_P`` branch (spec §5.6.1).
+* ``"corrected"`` (ours, the default; spec §5.6 [R]): private data are never discarded for being
+  noisy; they are weighted. ``v = u_m + U_P``: the privacy proxy with ``2^a`` replaced by the
+  number ``m`` of leaves below the node (equal for full trees; the node's sums carry ``m n_P``
+  Laplace draws) plus the sampling-variance proxy ``U_P`` (the same proxy the reference uses for
+  public counts, ``U_Q``). The private ratio is clipped into ``[0, 1]`` symmetrically. ``U_P <= 0``
+  -> public only; ``U_Q = 0`` -> private only; otherwise the best of the closed form, private only
+  and public only.
+
+Walk (spec §5.4, LPCT v1 ``7f81694`` semantics: one release at the full ``eps``, no refit): from
+each leaf up to depth ``min_depth``, the first node with ``T >= 1`` gives the leaf's estimate; if
+none does, the visited node with the largest ``T`` (the deepest on ties). Every node's statistic is
+a pure function of its subtree's original leaf sums (no double counting, no state).
+"""
+
+from __future__ import annotations
+
+import math
+
+import attrs
+import numpy as np
+
+from ldptree._typing import FloatArray, IntArray
+from ldptree.partitions._ancestry import leaf_ancestors, node_depths, subtree_sums
+from ldptree.partitions._partition import Partition
+
+PRUNE_RULES = ("corrected", "reference")
+
+
+@attrs.frozen(eq=False)
+class NodeStats:
+    """Per-node aggregates (all ``float[n_nodes]``) and the constants of the statistic."""
+
+    u_p: FloatArray
+    v_p: FloatArray
+    u_q: FloatArray
+    v_q: FloatArray
+    depth: IntArray
+    n_leaves_below: FloatArray
+    n_private: int
+    n_public: int
+    epsilon: float
+    max_depth: int
+
+
+@attrs.frozen(eq=False)
+class PruneResult:
+    """``eta`` (class-1 estimate), statistic ``T`` and ``lam`` per node, and each leaf's choice."""
+
+    eta: FloatArray
+    statistic: FloatArray
+    lam: FloatArray
+    leaf_node: IntArray
+
+    @property
+    def leaf_eta(self) -> FloatArray:
+        out: FloatArray = self.eta[self.leaf_node]
+        return out
+
+
+def node_stats(
+    partition: Partition,
+    private_count: FloatArray,
+    private_ones: FloatArray,
+    public_count: FloatArray,
+    public_ones: FloatArray,
+    *,
+    n_private: int,
+    epsilon: float,
+    max_depth: int,
+) -> NodeStats:
+    """Subtree sums of the leaf statistics and the node constants (``n_Q`` = public rows)."""
+    leaf = np.column_stack(
+        [private_count, private_ones, public_count, public_ones, np.ones_like(private_count)]
+    )
+    sums = subtree_sums(partition, leaf)
+    return NodeStats(
+        u_p=sums[:, 0],
+        v_p=sums[:, 1],
+        u_q=sums[:, 2],
+        v_q=sums[:, 3],
+        depth=node_depths(partition),
+        n_leaves_below=sums[:, 4],
+        n_private=int(n_private),
+        n_public=round(float(np.sum(public_count))),
+        epsilon=float(epsilon),
+        max_depth=max(int(max_depth), partition.depth),
+    )
+
+
+def _noise_proxy(stats: NodeStats, multiplicity: FloatArray) -> tuple[FloatArray, FloatArray]:
+    """``(u, c2)`` with ``c1 = 2 multiplicity (2 ln(2 n_P) + eps 2^{-k/2} sqrt(c2))^2``."""
+    k = stats.depth.astype(np.float64)
+    n_p, eps = float(max(stats.n_private, 1)), stats.epsilon
+    c2 = math.log(n_p + stats.n_public) + k + 1.0
+    c1 = (
+        2.0
+        * multiplicity
+        * (2.0 * math.log(2.0 * n_p) + eps * 2.0 ** (-k / 2.0) * np.sqrt(c2)) ** 2
+    )
+    return c1 / c2 * n_p / eps**2, c2
+
+
+def _public_only(stats: NodeStats, c: float) -> tuple[FloatArray, FloatArray]:
+    """``(eta, T)`` of the public-only estimate ``V_Q / U_Q``."""
+    k = stats.depth.astype(np.float64)
+    c2q = math.log(max(stats.n_public, 1)) + k + 1.0
+    safe = np.where(stats.u_q > 0, stats.u_q, 1.0)
+    eta = np.where(stats.u_q > 0, stats.v_q / safe, 0.5)
+    t = np.where(stats.u_q > 0, np.abs(eta - 0.5) * np.sqrt(safe) / (c * np.sqrt(c2q)), 0.0)
+    return eta, t
+
+
+def _combined(
+    u_p: FloatArray,
+    v_p: FloatArray,
+    stats: NodeStats,
+    variance: FloatArray,
+    c2: FloatArray,
+    c: float,
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+    """``(eta*, T*, lam*, T_P)``: the closed-form optimum over ``lam >= 0`` and the private end.
+
+    Only meaningful where ``u_p > 0`` and ``u_q > 0``; ``lam* = 0`` (private only) where the
+    signals disagree or vanish.
+    """
+    safe_p = np.where(u_p > 0, u_p, 1.0)
+    safe_q = np.where(stats.u_q > 0, stats.u_q, 1.0)
+    variance = np.where(variance > 0, variance, 1.0)  # masked out by the callers where <= 0
+    s_p = v_p / safe_p - 0.5
+    s_q = stats.v_q / safe_q - 0.5
+    agree = s_p * s_q > 0
+    lam = np.where(agree, variance / safe_p * s_q / np.where(agree, s_p, 1.0), 0.0)
+    denominator = u_p + lam * stats.u_q
+    safe_d = np.where(denominator > 0, denominator, 1.0)
+    eta = (v_p + lam * stats.v_q) / safe_d
+    radius = c * np.sqrt(c2) * np.sqrt(variance + lam**2 * stats.u_q) / safe_d
+    t = np.abs(eta - 0.5) / radius
+    t_private = np.abs(s_p) * u_p / (c * np.sqrt(c2) * np.sqrt(variance))
+    return eta, t, lam, t_private
+
+
+def node_statistics(
+    stats: NodeStats, *, rule: str, c: float
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """``(eta, T, lam)`` for every node under ``rule`` (module docstring); ``lam = inf`` marks
+    public only, ``0`` private only."""
+    a = (stats.max_depth - stats.depth).astype(np.float64)
+    eta_q, t_q = _public_only(stats, c)
+    if rule == "reference":
+        u, c2 = _noise_proxy(stats, 2.0**a)
+        usable = (stats.u_q > 0) & (stats.u_p > 0) & (stats.v_p > 0)
+        above_one = stats.v_p > stats.u_p
+        v_p = np.where(above_one, stats.u_p, stats.v_p)
+        usable &= above_one | (u <= stats.u_p)
+        variance = np.where(above_one, u, stats.u_p)
+        eta_c, t_c, lam_c, t_p = _combined(stats.u_p, v_p, stats, variance, c2, c)
+        # step 4 (signals agree): the combined optimum; step 5 (they disagree, lam* = 0): the
+        # private end; either way public only wins when T_Q is larger
+        eta_c = np.where(lam_c > 0, eta_c, v_p / np.where(stats.u_p > 0, stats.u_p, 1.0))
+        t_c = np.where(lam_c > 0, t_c, t_p)
+        use_public = ~usable | (t_c < t_q)
+        eta = np.where(stats.u_q > 0, np.where(use_public, eta_q, eta_c), 0.5)
+        t = np.where(stats.u_q > 0, np.where(use_public, t_q, t_c), 0.0)
+        lam = np.where(use_public, np.inf, lam_c)
+        return eta, t, lam
+    u, c2 = _noise_proxy(stats, stats.n_leaves_below)
+    variance = u + np.maximum(stats.u_p, 0.0)
+    v_p = np.clip(stats.v_p, 0.0, np.maximum(stats.u_p, 0.0))
+    eta_c, t_c, lam_c, t_p = _combined(stats.u_p, v_p, stats, variance, c2, c)
+    private_ratio = v_p / np.where(stats.u_p > 0, stats.u_p, 1.0)
+    # where the signals disagree the optimum is an end; lam* = 0 already gives the private end
+    use_private = (stats.u_p > 0) & ((stats.u_q <= 0) | (t_c >= t_q))
+    eta = np.where(use_private, np.where(stats.u_q > 0, eta_c, private_ratio), eta_q)
+    t = np.where(use_private, np.where(stats.u_q > 0, t_c, t_p), t_q)
+    lam = np.where(use_private, np.where(stats.u_q > 0, lam_c, 0.0), np.inf)
+    return eta, t, lam
+
+
+def prune(
+    partition: Partition, stats: NodeStats, *, min_depth: int, rule: str, c: float
+) -> PruneResult:
+    """Each leaf's node: the first ancestor (from the leaf up to depth ``min_depth``) with
+    ``T >= 1``, else the visited node of largest ``T`` (deepest on ties)."""
+    eta, t, lam = node_statistics(stats, rule=rule, c=c)
+    table = leaf_ancestors(partition)
+    depth_ok = np.where(table >= 0, stats.depth[np.maximum(table, 0)] >= min_depth, False)
+    depth_ok[:, 0] = True  # a leaf shallower than min_depth keeps its own estimate
+    t_table = np.where(depth_ok, t[np.maximum(table, 0)], -np.inf)
+    confident = t_table >= 1.0
+    first = np.argmax(confident, axis=1)
+    best = np.argmax(t_table, axis=1)
+    level = np.where(confident.any(axis=1), first, best)
+    leaf_node = table[np.arange(table.shape[0]), level]
+    return PruneResult(eta=eta, statistic=t, lam=lam, leaf_node=leaf_node)

@@ -1,0 +1,49 @@
+"""Validation of the records ``(cell, label)`` handed to a mechanism's ``privatize``.
+
+Shapes and dtypes are checked before anything is traced, so misuse surfaces as a ``ValueError`` or
+``TypeError`` naming the argument, never as a JAX tracer error. Value checks run in NumPy on
+concrete inputs only (under an outer jit, jnp reductions would trace). Label *values* in range are
+each mechanism's business: it clips or nulls out-of-domain labels itself, so its guarantee holds
+for any input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+
+def check_records(
+    cells: Any, labels: Any, n_cells: int, *, integer_labels: bool
+) -> tuple[jax.Array, jax.Array]:
+    """``(int cells[n], labels[n])`` (real labels as float32), or raise naming the argument.
+
+    Real labels must not be NaN (a NaN survives clipping); class codes must be integers.
+    """
+    cells = jnp.asarray(cells)
+    labels = jnp.asarray(labels) if integer_labels else jnp.asarray(labels, dtype=jnp.float32)
+    if cells.ndim != 1 or labels.shape != cells.shape:
+        raise ValueError(
+            f"cells and labels must be 1-d of equal length, got {cells.shape} and {labels.shape}"
+        )
+    if not jnp.issubdtype(cells.dtype, jnp.integer):
+        raise TypeError(f"cells must be integer cell indices, got dtype {cells.dtype}")
+    if integer_labels and not jnp.issubdtype(labels.dtype, jnp.integer):
+        raise TypeError(f"labels must be integer class codes, got dtype {labels.dtype}")
+    if int(n_cells) < 1:
+        raise ValueError(f"n_cells must be >= 1, got {n_cells}")
+    if (
+        not integer_labels
+        and not isinstance(labels, jax.core.Tracer)
+        and np.isnan(np.asarray(labels)).any()
+    ):
+        raise ValueError("labels contain NaN; every holder must hold a label (+-inf are clipped)")
+    if not isinstance(cells, jax.core.Tracer) and cells.size:
+        concrete = np.asarray(cells)
+        lo, hi = int(concrete.min()), int(concrete.max())
+        if lo < 0 or hi >= n_cells:
+            raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
+    return cells, labels
