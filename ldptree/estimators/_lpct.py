@@ -30,7 +30,6 @@ import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import as_key, check_int, check_matrix, check_positive, check_real
-from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
@@ -44,7 +43,7 @@ from ldptree.estimators._lpct_readout import (
     simplex_projection,
     weighted_eta,
 )
-from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round
+from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler, run_round
 from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
@@ -79,6 +78,7 @@ class _LPCTBase(BaseEstimator):
     outside: Any
     feature_margin: Any
     chunk_size: Any
+    privacy_budget: Any
     random_state: Any
 
     # fitted state
@@ -142,6 +142,9 @@ class _LPCTBase(BaseEstimator):
             public_cells = np.asarray(partition.cells(Xq_scaled)).astype(np.int64)
             public = public_class_counts(public_cells, codes_q.astype(np.int64), n_cells, n_classes)
 
+        ledger = budget_ledger(self.privacy_budget)
+        if collect:  # charged before any private row is privatized
+            ledger = ledger.record("one report per holder", spend_of(mechanism))
         estimates = None
         if collect:
             estimates = run_round(
@@ -161,9 +164,6 @@ class _LPCTBase(BaseEstimator):
         self.mechanism_ = mechanism if collect else None
         self.estimates_ = estimates
         self.public_class_counts_ = public
-        ledger = PrivacyLedger()
-        if collect:
-            ledger = ledger.record("one report per holder", spend_of(mechanism))
         self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
         self.privacy_ = self.privacy_ledger_.total
         return partition, estimates, public
@@ -257,6 +257,9 @@ class LPCTClassifier(_LPCTBase):
         Widen the public min-max box by this fraction of its width on each side.
     chunk_size:
         Holders per batch (default: about 4M released numbers per batch).
+    privacy_budget:
+        Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
+        with a ``ValueError`` before any private row is touched.
     random_state:
         ``None``, an int seed or a JAX key: drives the privacy noise and random rules.
 
@@ -284,6 +287,7 @@ class LPCTClassifier(_LPCTBase):
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
+        privacy_budget: float | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -300,6 +304,7 @@ class LPCTClassifier(_LPCTBase):
         self.outside = outside
         self.feature_margin = feature_margin
         self.chunk_size = chunk_size
+        self.privacy_budget = privacy_budget
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPCTClassifier:
@@ -406,6 +411,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
+        privacy_budget: float | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -423,6 +429,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         self.outside = outside
         self.feature_margin = feature_margin
         self.chunk_size = chunk_size
+        self.privacy_budget = privacy_budget
         self.random_state = random_state
 
     def _depths(self, n_private: int, n_public: int, epsilon: float) -> tuple[int, int]:

@@ -37,11 +37,10 @@ from ldptree._validation import (
     check_real,
     check_vector,
 )
-from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
-from ldptree.estimators._protocol import check_fit_data, fit_scaler, run_round
+from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler, run_round
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
 from ldptree.protocols import Mechanism, Partitioner
@@ -83,6 +82,9 @@ class LPDTRegressor(BaseEstimator):
         Widen the public min-max box by this fraction of its width on each side.
     chunk_size:
         Holders privatized and aggregated per batch (bounds memory at ``chunk_size * n_cells``).
+    privacy_budget:
+        Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
+        with a ``ValueError`` before any private row is touched.
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise (and randomized rules).
 
@@ -108,6 +110,7 @@ class LPDTRegressor(BaseEstimator):
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int = 65536,
+        privacy_budget: float | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -122,6 +125,7 @@ class LPDTRegressor(BaseEstimator):
         self.outside = outside
         self.feature_margin = feature_margin
         self.chunk_size = chunk_size
+        self.privacy_budget = privacy_budget
         self.random_state = random_state
 
     # -- building blocks ------------------------------------------------------------------------
@@ -176,6 +180,9 @@ class LPDTRegressor(BaseEstimator):
         scaler = fit_scaler(Xq, X_arr.shape[1], margin)
         Xq_scaled = np.empty((0, X_arr.shape[1])) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
+        ledger = budget_ledger(self.privacy_budget).record(
+            "one report per holder", spend_of(mechanism)
+        )
         estimates = run_round(
             partition, mechanism, scaler.transform(X_arr), y_arr, key=key_noise, chunk_size=chunk
         )
@@ -197,7 +204,6 @@ class LPDTRegressor(BaseEstimator):
         self.public_leaf_mean_ = public_mean
         self.leaf_values_ = values
         self.used_fallback_ = fallback
-        ledger = PrivacyLedger().record("one report per holder", spend_of(mechanism))
         self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
         self.privacy_ = ledger.total
         return self

@@ -15,7 +15,9 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import check_matrix, check_vector
+from ldptree._validation import check_matrix, check_positive, check_vector
+from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
@@ -112,3 +114,16 @@ def run_round(
             reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
             state = aggregator.update(state, reports)
     return aggregator.finalize(state)
+
+
+def budget_ledger(privacy_budget: Any) -> PrivacyLedger:
+    """An empty ledger capped at ``privacy_budget`` (an epsilon; ``None`` means no cap).
+
+    Estimators record their release in it *before* any private row is privatized, so a release
+    over the cap fails with a ``ValueError`` and nothing is spent.
+    """
+    if privacy_budget is None:
+        return PrivacyLedger()
+    return PrivacyLedger(
+        budget=PrivacySpend(epsilon=check_positive(privacy_budget, "privacy_budget"))
+    )

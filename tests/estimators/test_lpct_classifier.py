@@ -68,6 +68,14 @@ def test_string_labels_and_three_classes() -> None:
     assert model.predict_proba(Xt).shape == (1000, 3)
 
 
+def test_privacy_budget_caps_the_release(binary: dict[str, Any]) -> None:
+    assert _fit(binary, epsilon=1.0, privacy_budget=1.5).privacy_.epsilon == 1.0
+    with pytest.raises(ValueError, match="above the budget"):
+        _fit(binary, epsilon=2.0, privacy_budget=1.5)
+    # LPCT-Q releases nothing, so any budget admits it
+    assert _fit(binary, epsilon=2.0, lam=np.inf, privacy_budget=0.1).privacy_.epsilon == 0.0
+
+
 def test_lam_zero_is_private_only_and_lam_inf_public_only(binary: dict[str, Any]) -> None:
     private = _fit(binary, max_depth=2, lam=0.0)
     est = private.estimates_

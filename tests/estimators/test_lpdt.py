@@ -141,6 +141,18 @@ def test_public_data_helps_on_the_figure1_model():
     assert np.median(np.subtract(with_public, without)) < 0
 
 
+def test_privacy_budget_caps_the_release(data):
+    X, y, Xq, yq, *_ = data
+    ok = LPDTRegressor(epsilon=2.0, privacy_budget=2.0, random_state=0).fit(
+        X, y, X_public=Xq, y_public=yq
+    )
+    assert ok.privacy_.epsilon == 2.0 and ok.privacy_ledger_.remaining.epsilon == 0.0
+    with pytest.raises(ValueError, match="above the budget"):
+        LPDTRegressor(epsilon=2.5, privacy_budget=2.0).fit(X, y, X_public=Xq, y_public=yq)
+    with pytest.raises(ValueError, match="privacy_budget"):
+        LPDTRegressor(privacy_budget=-1.0).fit(X, y, X_public=Xq, y_public=yq)
+
+
 # -- bad input ---------------------------------------------------------------------------------
 GOOD_X = np.random.default_rng(3).uniform(size=(50, 2))
 GOOD_Y = np.random.default_rng(4).normal(size=50)
