@@ -15,12 +15,14 @@ before any work with ``NotImplementedError`` stating that reason.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
 from ldptree.datasets._manifest import TASKS
+from ldptree.experiments._describe import callable_label
 
 
 @runtime_checkable
@@ -82,7 +84,11 @@ class MethodSpec:
         return self.factory(epsilon=epsilon, random_state=seed, **dict(self.fixed), **params)
 
     def describe(self) -> dict[str, Any]:
-        factory = getattr(self.factory, "__qualname__", repr(self.factory))
+        factory = (
+            callable_label(self.factory)
+            if isinstance(self.factory, functools.partial)
+            else getattr(self.factory, "__qualname__", type(self.factory).__qualname__)
+        )
         return {"name": self.name, "factory": factory, "fixed": repr(self.fixed)}
 
 

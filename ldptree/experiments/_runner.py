@@ -212,8 +212,8 @@ def run_experiment(
     }
     done = load_completed(path, fingerprints)
     todo: list[_Job] = []
-    for index, source in enumerate(experiment.sources):
-        for rep in range(experiment.reps):
+    for rep in range(experiment.reps):  # repetition-major: an interrupted run covers every source
+        for index, source in enumerate(experiment.sources):
             cells = tuple(
                 (spec.name, eps)
                 for spec in specs

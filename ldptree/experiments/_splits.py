@@ -25,6 +25,7 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import check_int, check_open_unit
 from ldptree.datasets._real import Dataset
+from ldptree.experiments._describe import callable_label
 
 
 @attrs.frozen(eq=False)
@@ -172,10 +173,9 @@ class SyntheticSource:
         return Split(*parts[0], *parts[1], *parts[2])
 
     def describe(self) -> dict[str, Any]:
-        generator = getattr(self.generator, "__qualname__", repr(self.generator))
         return {
             "split": "synthetic",
-            "generator": generator,
+            "generator": callable_label(self.generator),
             "sizes": [self.n_public, self.n_train, self.n_test],
         }
 

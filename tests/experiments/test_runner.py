@@ -1,0 +1,141 @@
+"""The protocol runner: determinism, resume, tuning records."""
+
+from __future__ import annotations
+
+import csv
+
+import attrs
+import numpy as np
+import pytest
+from conftest import EPS, source
+
+from ldptree.experiments import (
+    DEFAULT_METHODS,
+    Experiment,
+    FixedParams,
+    Grid,
+    OracleTuning,
+    read_records,
+    run_experiment,
+)
+from ldptree.experiments._methods import _lpdt_rule_missing
+
+
+def _rows_without_time(path):
+    with path.open() as handle:
+        return [{k: v for k, v in row.items() if k != "seconds"} for row in csv.DictReader(handle)]
+
+
+def test_same_seed_same_csv_and_another_seed_differs(oracle_experiment, tmp_path):
+    a = run_experiment(oracle_experiment, tmp_path / "a", progress=False)
+    b = run_experiment(oracle_experiment, tmp_path / "b", progress=False)
+    c = run_experiment(attrs.evolve(oracle_experiment, seed=1), tmp_path / "c", progress=False)
+    rows_a = _rows_without_time(a)
+    assert len(rows_a) == 2 * 2  # 2 reps x 2 grid points
+    assert rows_a == _rows_without_time(b)
+    values = [r["value"] for r in rows_a]
+    assert values != [r["value"] for r in _rows_without_time(c)]
+    assert all(r["private_pipeline"] == "False" and r["tuning"] == "oracle" for r in rows_a)
+    assert all("NON-PRIVATE" in r["spend"] and float(r["holder_epsilon"]) == 4.0 for r in rows_a)
+
+
+def test_resume_skips_finished_cells_and_drops_a_partial_one(oracle_experiment, tmp_path):
+    seen: list[str] = []
+    path = run_experiment(oracle_experiment, tmp_path, progress=seen.append)
+    assert len(seen) == 2
+    first = path.read_text()
+    seen.clear()
+    run_experiment(oracle_experiment, tmp_path, progress=seen.append)
+    assert seen == [] and path.read_text() == first
+    # an interrupted run: the last cell lost one of its two rows
+    lines = first.splitlines(keepends=True)
+    path.write_text("".join(lines[:-1]))
+    run_experiment(attrs.evolve(oracle_experiment, reps=3), tmp_path, progress=seen.append)
+    assert seen == ["sine rep 1 (1 cells, oracle)", "sine rep 2 (1 cells, oracle)"]
+    records = read_records(path)
+    assert sorted((r.rep, r.grid_index) for r in records) == [
+        (i, j) for i in range(3) for j in (0, 1)
+    ]
+    # the re-run cell has the same numbers as the uninterrupted run
+    reference = read_records(run_experiment(oracle_experiment, tmp_path / "ref", progress=False))
+    redo = {(r.rep, r.grid_index): r.value for r in records}
+    assert all(redo[(r.rep, r.grid_index)] == r.value for r in reference)
+
+
+def test_changed_protocol_refuses_to_resume(oracle_experiment, tmp_path):
+    run_experiment(oracle_experiment, tmp_path, progress=False)
+    changed = attrs.evolve(
+        oracle_experiment, tuning=OracleTuning({"lpdt-m": Grid({"max_depth": [1, 2]})})
+    )
+    with pytest.raises(ValueError, match="different protocol"):
+        run_experiment(changed, tmp_path, progress=False)
+
+
+def test_private_tuning_records_its_spend(private_experiment, tmp_path):
+    records = read_records(run_experiment(private_experiment, tmp_path, progress=False))
+    assert len(records) == 2  # one selected model per repetition
+    for r in records:
+        assert r.tuning == "private" and r.selected and r.private_pipeline
+        assert r.holder_epsilon == EPS[0]
+        assert r.n_validation == 180  # 20% of 900 training holders
+        assert r.n_train == 360  # the rest, split between the 2 grid points
+        assert r.validation_score is not None and np.isfinite(r.validation_score)
+        assert "parallel composition" in r.spend and "k = 2" in r.spend
+        assert r.param_dict in (
+            {"budget_split": 0.5, "max_depth": d, "min_samples_leaf": 10} for d in (2, 3)
+        )
+
+
+def test_shared_training_is_charged_k_times(private_experiment, tmp_path):
+    shared = attrs.evolve(
+        private_experiment, tuning=attrs.evolve(private_experiment.tuning, training="shared")
+    )
+    (r, *_) = read_records(run_experiment(shared, tmp_path, progress=False))
+    assert r.holder_epsilon == 2 * EPS[0] and not r.private_pipeline and r.n_train == 720
+
+
+def test_fixed_parameters_fit_once(tmp_path):
+    experiment = Experiment("t", [source()], ["lpdt-m"], EPS, 2, FixedParams({"max_depth": 2}))
+    records = read_records(run_experiment(experiment, tmp_path, progress=False))
+    assert [r.params for r in records] == ['{"max_depth": 2}'] * 2
+    assert all(r.private_pipeline and r.holder_epsilon == EPS[0] for r in records)
+
+
+def test_memoised_partition_gives_the_plain_estimators_result():
+    from ldptree import LPDTRegressor
+    from ldptree.experiments._methods import lpdt_max_edge
+
+    split = source().draw(np.random.default_rng(3))
+    kwargs = {"max_depth": 3, "min_samples_leaf": 10, "budget_split": 0.5}
+    preds = []
+    for model in (
+        LPDTRegressor(epsilon=2.0, random_state=7, **kwargs),
+        lpdt_max_edge(epsilon=2.0, random_state=7, **kwargs),
+        lpdt_max_edge(epsilon=2.0, random_state=7, **kwargs),  # served from the cache
+    ):
+        model.fit(split.X_train, split.y_train, X_public=split.X_public, y_public=split.y_public)
+        preds.append(model.predict(split.X_test))
+    np.testing.assert_array_equal(preds[0], preds[1])
+    np.testing.assert_array_equal(preds[0], preds[2])
+
+
+def test_unavailable_method_is_refused_before_any_work(tmp_path):
+    reason = _lpdt_rule_missing("cart")
+    if reason is None:
+        pytest.skip("LPDTRegressor(rule='cart') exists on this branch; lpdt-v runs")
+    experiment = Experiment("t", [source()], ["lpdt-v"], EPS, 2, FixedParams({}))
+    with pytest.raises(NotImplementedError, match="issue 4"):
+        run_experiment(experiment, tmp_path, progress=False)
+    assert not (tmp_path / "runs.csv").exists()
+
+
+def test_experiment_checks_its_arguments():
+    with pytest.raises(ValueError, match="not registered"):
+        Experiment("t", [source()], ["nope"], EPS, 2, FixedParams({}))
+    with pytest.raises(ValueError, match="epsilons"):
+        Experiment("t", [source()], ["lpdt-m"], [0.0], 2, FixedParams({}))
+    with pytest.raises(ValueError, match="reps"):
+        Experiment("t", [source()], ["lpdt-m"], EPS, 0, FixedParams({}))
+    with pytest.raises(ValueError, match="repeat a name"):
+        Experiment("t", [source(), source()], ["lpdt-m"], EPS, 1, FixedParams({}))
+    assert "lpdt-m" in DEFAULT_METHODS.names()
