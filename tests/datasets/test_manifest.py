@@ -96,14 +96,14 @@ def test_target_choice_drops_every_target_column_from_features(folder):
 
 def test_checksum_mismatch_is_an_error(folder):
     (folder / "toy.csv").write_text(TOY.replace("1.5", "1.6"))
-    with pytest.raises(ChecksumError, match="toy.csv"):
+    with pytest.raises(ChecksumError, match=r"toy.csv"):
         load_dataset("toy", folder)
     assert load_dataset("toy", folder, verify=False).X[0, 0] == 1.6
 
 
 def test_unlisted_file_and_missing_checksums(folder):
     (folder / "CHECKSUMS").write_text(f"{_sha(folder / 'multi.csv')}  multi.csv\n")
-    with pytest.raises(ValueError, match="no line for 'toy.csv'"):
+    with pytest.raises(ValueError, match=r"no line for 'toy.csv'"):
         load_dataset("toy", folder)
     (folder / "CHECKSUMS").unlink()
     assert load_dataset("toy", folder).n == 4
@@ -120,12 +120,12 @@ def test_data_dir_from_environment(folder, monkeypatch):
 
 
 def test_errors_name_the_argument_or_field(folder, tmp_path):
-    with pytest.raises(ValueError, match="name='nope'.*known datasets"):
+    with pytest.raises(ValueError, match=r"name='nope'.*known datasets"):
         load_dataset("nope", folder)
     with pytest.raises(ValueError, match="data_dir"):
         load_dataset("toy", tmp_path / "absent")
     (folder / "multi.csv").unlink()
-    with pytest.raises(ValueError, match="'multi.csv' of dataset 'multi' is missing"):
+    with pytest.raises(ValueError, match=r"'multi.csv' of dataset 'multi' is missing"):
         load_dataset("multi", folder)
 
 
@@ -155,7 +155,7 @@ def test_manifest_without_required_columns(folder):
 
 def test_undeclared_text_column_is_an_error(folder):
     (folder / "manifest.csv").write_text(f"{HEADER}\ntoy,toy.csv,regression,5,3,y,\n")
-    with pytest.raises(ValueError, match="'color'.*categorical_feature_columns"):
+    with pytest.raises(ValueError, match=r"'color'.*categorical_feature_columns"):
         load_dataset("toy", folder, verify=False)
 
 
