@@ -35,6 +35,7 @@ from ldptree.experiments._splits import DataSource, Split, impute_from_public
 from ldptree.experiments._tuning import Cell, Tuning
 
 RESULTS_FILE = "runs.csv"
+LOCK_FILE = "runs.csv.lock"
 
 
 def _epsilons(value: Any) -> tuple[float, ...]:
@@ -194,12 +195,31 @@ def run_experiment(
     ``progress``: ``True`` for a stderr progress line, ``False`` for silence, or a callable that
     receives one line per finished (source, repetition). ``jobs > 1`` runs (source, repetition)
     groups in that many worker processes; the rows are the same, their order in the file may
-    differ.
+    differ. One run at a time per folder: a lock file makes a concurrent run fail.
     """
     jobs = check_int(jobs, "jobs", minimum=1)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / RESULTS_FILE
+    lock = folder / LOCK_FILE
+    try:
+        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+    except FileExistsError:
+        raise ValueError(
+            f"{folder} is in use by another run ({lock} exists); wait for it, or delete the lock "
+            "file if that run was killed"
+        ) from None
+    try:
+        return _run_locked(experiment, folder / RESULTS_FILE, progress, jobs)
+    finally:
+        lock.unlink(missing_ok=True)
+
+
+def _run_locked(
+    experiment: Experiment,
+    path: Path,
+    progress: bool | Callable[[str], None],
+    jobs: int,
+) -> Path:
     specs = [experiment.registry.get(m) for m in experiment.methods]
     for spec in specs:
         spec.check_available()

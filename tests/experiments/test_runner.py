@@ -139,3 +139,10 @@ def test_experiment_checks_its_arguments():
     with pytest.raises(ValueError, match="repeat a name"):
         Experiment("t", [source(), source()], ["lpdt-m"], EPS, 1, FixedParams({}))
     assert "lpdt-m" in DEFAULT_METHODS.names()
+
+
+def test_a_folder_in_use_is_refused(oracle_experiment, tmp_path):
+    (tmp_path / "runs.csv.lock").touch()
+    with pytest.raises(ValueError, match="in use by another run"):
+        run_experiment(oracle_experiment, tmp_path, progress=False)
+    assert not (tmp_path / "runs.csv").exists()
