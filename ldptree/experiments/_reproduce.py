@@ -88,10 +88,24 @@ def lpdt_table_experiment(
 def reproduce_lpdt_table(
     out: str | os.PathLike[str],
     *,
+    datasets: Sequence[str] | None = None,
+    epsilons: Sequence[float] | None = None,
+    reps: int | None = None,
+    tuning: str = "oracle",
+    quick: bool = False,
+    data_dir: str | os.PathLike[str] | None = None,
+    seed: int = 0,
     progress: bool | Callable[[str], None] = True,
     jobs: int = 1,
-    **options: object,
 ) -> Path:
-    """Run (or resume) the experiment into ``out`` and return the results CSV path."""
-    experiment = lpdt_table_experiment(**options)  # type: ignore[arg-type]
+    """Run (or resume) :func:`lpdt_table_experiment` into ``out``; return the results CSV."""
+    experiment = lpdt_table_experiment(
+        datasets=datasets,
+        epsilons=epsilons,
+        reps=reps,
+        tuning=tuning,
+        quick=quick,
+        data_dir=data_dir,
+        seed=seed,
+    )
     return run_experiment(experiment, out, progress=progress, jobs=jobs)

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable
 import numpy as np
 from scipy import stats
 
+from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._published import Published, lpdt_published
 from ldptree.experiments._summary import Entry, higher_is_better
 
@@ -24,8 +25,6 @@ PaperLookup = Callable[[str, str, float], Published | None]
 
 
 def _paper_key(method: str) -> str | None:
-    from ldptree.experiments._methods import DEFAULT_METHODS
-
     try:
         return DEFAULT_METHODS.get(method).paper_key
     except ValueError:
@@ -54,8 +53,6 @@ def _fmt(value: float) -> str:
 
 
 def _label(entry: Entry) -> str:
-    from ldptree.experiments._methods import DEFAULT_METHODS
-
     try:
         name = DEFAULT_METHODS.get(entry.method).label
     except ValueError:
