@@ -139,3 +139,13 @@ def test_reproduce_rejects_bad_arguments():
         with pytest.raises(SystemExit) as info:
             main(argv)
         assert info.value.code == 2
+
+
+@pytest.mark.parametrize("name", ["lpdt-figure2a.toml", "lpdt-figure2b.toml"])
+def test_example_configs_parse(name):
+    from ldptree.experiments import load_config
+
+    path = Path(__file__).resolve().parents[2] / "docs" / "examples" / name
+    experiment, out = load_config(path)
+    assert experiment.epsilons == (3.0, 4.0, 6.0, 8.0) and experiment.reps == 20
+    assert out is None and experiment.sources[0].describe()["sizes"] == [2000, 6000, 2000]
