@@ -12,7 +12,9 @@ Presets (source in brackets, as in the spec):
   ``rho in {0.3,0.5,0.7}`` (132 points); ``lpdt-taxi``: the same with ``s in {4,6,8,10}``.
 * ``lpdt-synthetic`` [C simulation.py]; ``lpdt-depth`` and ``lpdt-leaf`` [P §4.1, Figure 2].
 * ``lpdt-private``: ours, a small grid for private tuning (its noise grows with the grid size
-  ``k``, spec §7.1); ``lpdt-quick``: two points for smoke tests.
+  ``k``, spec §7.1, and each candidate is trained on ``1/k`` of the holders): depths 1-3 with
+  ``n_l = 40`` public points per leaf, so the number of cells stays proportional to the public,
+  hence the private, sample size; ``lpdt-quick``: two points for smoke tests.
 * ``lpct-m-sim``, ``lpct-pq-sim``, ``lpct-r-sim``, ``lpct-lambda`` [C]; ``lpct-real`` (needs
   ``n_private``) and ``lpct-prune-real`` [C realdata].
 
@@ -105,7 +107,7 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     },
     "lpdt-depth": {"max_depth": (2, 3, 4, 5, 6), "min_samples_leaf": (10,)},
     "lpdt-leaf": {"max_depth": (4,), "min_samples_leaf": tuple(range(15, 136, 10))},
-    "lpdt-private": {"max_depth": (2, 3, 4), "min_samples_leaf": (10,), "budget_split": (0.5,)},
+    "lpdt-private": {"max_depth": (1, 2, 3), "min_samples_leaf": (40,), "budget_split": (0.5,)},
     "lpdt-quick": {"max_depth": (2, 3), "min_samples_leaf": (10,), "budget_split": (0.5,)},
     "lpct-m-sim": {
         "min_samples_split": (1,),

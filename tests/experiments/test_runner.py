@@ -19,6 +19,7 @@ from ldptree.experiments import (
     run_experiment,
 )
 from ldptree.experiments._methods import _lpdt_rule_missing
+from ldptree.experiments._seeds import derive_rng
 
 
 def _rows_without_time(path):
@@ -146,3 +147,45 @@ def test_a_folder_in_use_is_refused(oracle_experiment, tmp_path):
     with pytest.raises(ValueError, match="in use by another run"):
         run_experiment(oracle_experiment, tmp_path, progress=False)
     assert not (tmp_path / "runs.csv").exists()
+
+
+class PublicMean:
+    """A stand-in estimator (the public label mean) to register by name."""
+
+    def __init__(self, *, epsilon, random_state, shrink=1.0):
+        self.epsilon, self.random_state, self.shrink = epsilon, random_state, shrink
+
+    def fit(self, X, y, *, X_public=None, y_public=None):
+        self.value_ = self.shrink * float(np.mean(y_public))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.value_)
+
+
+def test_a_new_method_registers_by_name(tmp_path):
+    from ldptree.experiments import MethodSpec
+
+    spec = MethodSpec("public-mean", "regression", PublicMean, "lpdt-quick", "PM", private=False)
+    registry = DEFAULT_METHODS.with_method(spec)
+    with pytest.raises(ValueError, match="already registered"):
+        registry.with_method(spec)
+    grid = Grid({"shrink": [0.0, 1.0]})
+    experiment = Experiment(
+        "t",
+        [source()],
+        ["public-mean"],
+        EPS,
+        2,
+        OracleTuning({"public-mean": grid}),
+        registry=registry,
+    )
+    records = read_records(run_experiment(experiment, tmp_path, progress=False))
+    by_shrink = {(r.rep, r.param_dict["shrink"]): r.value for r in records}
+    for rep in range(2):
+        # the documented split derivation: derive_seed(seed, "split", source name, rep)
+        split = source().draw(derive_rng(0, "split", "sine", rep))
+        assert by_shrink[(rep, 0.0)] == pytest.approx(np.mean(split.y_test**2))
+        expected = np.mean((split.y_test - split.y_public.mean()) ** 2)
+        assert by_shrink[(rep, 1.0)] == pytest.approx(expected)
+    assert all(r.method == "public-mean" and not r.private_pipeline for r in records)
