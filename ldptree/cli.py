@@ -40,10 +40,9 @@ def _finish(csv_path: Path, title: str) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from ldptree.experiments import reproduce_lpdt_table
+    from ldptree.experiments import lpdt_table_experiment, run_experiment
 
-    csv_path = reproduce_lpdt_table(
-        args.out,
+    experiment = lpdt_table_experiment(
         datasets=args.datasets,
         epsilons=args.epsilons,
         reps=args.reps,
@@ -51,8 +50,8 @@ def _reproduce(args: argparse.Namespace) -> int:
         quick=args.quick,
         data_dir=args.data_dir,
         seed=args.seed,
-        jobs=args.jobs,
     )
+    csv_path = run_experiment(experiment, args.out, jobs=args.jobs)
     return _finish(csv_path, "LPDT real-data table (LPDT paper Table 2/5 protocol)")
 
 

@@ -12,7 +12,7 @@ from ldptree.experiments._published import LPDT_PUBLISHED, lpdt_published
 from ldptree.experiments._records import RunRecord, read_records
 from ldptree.experiments._registry import Estimator, MethodRegistry, MethodSpec
 from ldptree.experiments._report import write_report
-from ldptree.experiments._reproduce import lpdt_table_experiment, reproduce_lpdt_table
+from ldptree.experiments._reproduce import lpdt_table_experiment
 from ldptree.experiments._runner import Experiment, run_experiment
 from ldptree.experiments._seeds import derive_seed
 from ldptree.experiments._splits import (
@@ -59,7 +59,6 @@ __all__ += [
     "markdown_table",
     "privatize_losses",
     "read_records",
-    "reproduce_lpdt_table",
     "run_experiment",
     "summarize",
     "wilcoxon_p",

@@ -11,12 +11,11 @@ smallest regression datasets, for smoke tests.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
-from pathlib import Path
+from collections.abc import Sequence
 
 from ldptree.datasets import load_dataset, read_manifest, resolve_data_dir
 from ldptree.experiments._methods import DEFAULT_METHODS
-from ldptree.experiments._runner import Experiment, run_experiment
+from ldptree.experiments._runner import Experiment
 from ldptree.experiments._splits import RandomSplit
 from ldptree.experiments._tuning import OracleTuning, PrivateTuning, Tuning
 
@@ -83,29 +82,3 @@ def lpdt_table_experiment(
         tuning=mode,
         seed=seed,
     )
-
-
-def reproduce_lpdt_table(
-    out: str | os.PathLike[str],
-    *,
-    datasets: Sequence[str] | None = None,
-    epsilons: Sequence[float] | None = None,
-    reps: int | None = None,
-    tuning: str = "oracle",
-    quick: bool = False,
-    data_dir: str | os.PathLike[str] | None = None,
-    seed: int = 0,
-    progress: bool | Callable[[str], None] = True,
-    jobs: int = 1,
-) -> Path:
-    """Run (or resume) :func:`lpdt_table_experiment` into ``out``; return the results CSV."""
-    experiment = lpdt_table_experiment(
-        datasets=datasets,
-        epsilons=epsilons,
-        reps=reps,
-        tuning=tuning,
-        quick=quick,
-        data_dir=data_dir,
-        seed=seed,
-    )
-    return run_experiment(experiment, out, progress=progress, jobs=jobs)
