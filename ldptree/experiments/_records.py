@@ -130,7 +130,10 @@ class RunRecord:
 
 
 def read_records(path: str | os.PathLike[str]) -> list[RunRecord]:
-    """All rows of a results file (a missing file has none)."""
+    """All rows of a results file (a missing file has none).
+
+    A last line cut short (a run killed mid-write) is ignored; a bad row elsewhere is an error.
+    """
     file = Path(path)
     if not file.is_file():
         return []
@@ -138,7 +141,15 @@ def read_records(path: str | os.PathLike[str]) -> list[RunRecord]:
         reader = csv.DictReader(handle)
         if tuple(reader.fieldnames or ()) != FIELDS:
             raise ValueError(f"{file} is not an ldptree results file (unexpected header)")
-        return [RunRecord.from_row(row) for row in reader]
+        rows = list(reader)
+    records = []
+    for number, row in enumerate(rows, start=2):
+        try:
+            records.append(RunRecord.from_row(row))
+        except (TypeError, ValueError):
+            if number != len(rows) + 1:
+                raise ValueError(f"{file}: line {number} is not a valid results row") from None
+    return records
 
 
 def write_records(path: Path, records: Iterable[RunRecord], *, append: bool) -> None:
@@ -176,7 +187,8 @@ def load_completed(path: Path, fingerprints: dict[tuple[str, str, str], str]) ->
             )
         by_cell.setdefault(record.cell, []).append(record)
     complete = {cell for cell, rows in by_cell.items() if len(rows) == rows[0].cell_rows}
-    if len(complete) != len(by_cell):
+    cut_short = path.is_file() and not path.read_bytes().endswith(b"\n")
+    if len(complete) != len(by_cell) or cut_short:
         kept = [r for r in records if r.cell in complete]
         tmp = path.with_name(path.name + ".tmp")
         write_records(tmp, kept, append=False)

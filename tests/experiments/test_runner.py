@@ -48,9 +48,9 @@ def test_resume_skips_finished_cells_and_drops_a_partial_one(oracle_experiment, 
     seen.clear()
     run_experiment(oracle_experiment, tmp_path, progress=seen.append)
     assert seen == [] and path.read_text() == first
-    # an interrupted run: the last cell lost one of its two rows
+    # an interrupted run: the last cell lost one of its two rows, the other is cut mid-line
     lines = first.splitlines(keepends=True)
-    path.write_text("".join(lines[:-1]))
+    path.write_text("".join(lines[:-2]) + lines[-2][:40])
     run_experiment(attrs.evolve(oracle_experiment, reps=3), tmp_path, progress=seen.append)
     assert seen == ["sine rep 1 (1 cells, oracle)", "sine rep 2 (1 cells, oracle)"]
     records = read_records(path)
@@ -189,3 +189,13 @@ def test_a_new_method_registers_by_name(tmp_path):
         expected = np.mean((split.y_test - split.y_public.mean()) ** 2)
         assert by_shrink[(rep, 1.0)] == pytest.approx(expected)
     assert all(r.method == "public-mean" and not r.private_pipeline for r in records)
+
+
+def test_worker_processes_give_the_same_rows(tmp_path):
+    experiment = Experiment(
+        "t", [source("s1"), source("s2")], ["lpdt-m"], EPS, 1, FixedParams({"max_depth": 2})
+    )
+    one = run_experiment(experiment, tmp_path / "one", progress=False)
+    two = run_experiment(experiment, tmp_path / "two", progress=False, jobs=2)
+    key = lambda row: (row["dataset"], row["rep"])  # noqa: E731
+    assert sorted(_rows_without_time(one), key=key) == sorted(_rows_without_time(two), key=key)
