@@ -7,7 +7,7 @@ import csv
 import attrs
 import numpy as np
 import pytest
-from conftest import EPS, source
+from exp_helpers import EPS, source
 
 from ldptree.experiments import (
     DEFAULT_METHODS,
