@@ -1,4 +1,6 @@
-"""The ``ldptree`` command line: ``ldptree demo`` runs the LPDT Figure 1 experiment."""
+"""The ``ldptree`` command line: ``ldptree demo`` runs the LPDT Figure 1 experiment,
+``ldptree reproduce lpdt-table`` the LPDT real-data table, ``ldptree run CONFIG.toml`` a custom
+experiment."""
 
 from __future__ import annotations
 
@@ -32,6 +34,65 @@ def _demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _finish(csv_path: Path, title: str) -> int:
+    from ldptree.experiments import write_report
+
+    for path in write_report(csv_path, title=title):
+        print(f"wrote {path}")
+    print(f"results: {csv_path} (a re-run with the same --out resumes)")
+    return 0
+
+
+def _reproduce(args: argparse.Namespace) -> int:
+    from ldptree.experiments import lpdt_table_experiment, run_experiment
+
+    experiment = lpdt_table_experiment(
+        datasets=args.datasets,
+        epsilons=args.epsilons,
+        reps=args.reps,
+        tuning=args.tuning,
+        quick=args.quick,
+        data_dir=args.data_dir,
+        seed=args.seed,
+    )
+    csv_path = run_experiment(experiment, args.out, jobs=args.jobs)
+    return _finish(csv_path, "LPDT real-data table (LPDT paper Table 2/5 protocol)")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from ldptree.experiments import load_config, run_experiment
+
+    experiment, out = load_config(args.config, quick=args.quick)
+    folder = args.out or out
+    if folder is None:
+        raise ValueError("give the output folder with --out or 'out = ...' in the config")
+    csv_path = run_experiment(experiment, folder, jobs=args.jobs)
+    return _finish(csv_path, experiment.name)
+
+
+def _add_reproduce(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    rep = sub.add_parser("reproduce", help="reproduce a table of the papers")
+    rep.add_argument("target", choices=["lpdt-table"], help="what to reproduce")
+    rep.add_argument(
+        "--datasets", nargs="+", default=None, help="manifest names or 'all' (default: all)"
+    )
+    rep.add_argument("--epsilons", nargs="+", type=float, default=None, help="privacy budgets")
+    rep.add_argument("--reps", type=int, default=None, help="repetitions (default 10)")
+    rep.add_argument("--tuning", choices=["oracle", "private"], default="oracle")
+    rep.add_argument("--out", default="results/lpdt-table", help="output folder")
+    rep.add_argument("--quick", action="store_true", help="tiny grid and 3 reps (CI smoke test)")
+    rep.add_argument("--data-dir", default=None, help="data folder (default: $LDPTREE_DATA)")
+    rep.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    rep.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    rep.set_defaults(func=_reproduce)
+    run = sub.add_parser("run", help="run an experiment described in a TOML file")
+    run.add_argument("config", help="the TOML file (see ldptree.experiments.load_config)")
+    run.add_argument("--out", default=None, help="output folder (overrides the config's)")
+    run.add_argument("--quick", action="store_true", help="2 repetitions, first epsilon only")
+    run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    run.set_defaults(func=_run)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ldptree", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -41,12 +102,21 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     demo.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
     demo.set_defaults(func=_demo)
+    _add_reproduce(sub)
     args = parser.parse_args(argv)
-    if getattr(args, "reps", 1) < 2:
+    if (getattr(args, "reps", 2) or 2) < 2:
         parser.error("--reps must be at least 2 (the table reports a standard deviation)")
     if getattr(args, "epsilon", 1.0) <= 0:
         parser.error("--epsilon must be > 0")
-    status: int = args.func(args)
+    if any(e <= 0 for e in getattr(args, "epsilons", None) or ()):
+        parser.error("--epsilons must be > 0")
+    if getattr(args, "jobs", 1) < 1:
+        parser.error("--jobs must be >= 1")
+    try:
+        status: int = args.func(args)
+    except (ValueError, NotImplementedError, OSError) as err:
+        print(f"ldptree {args.command}: error: {err}", file=sys.stderr)
+        return 2
     return status
 
 

@@ -3,3 +3,64 @@
 from ldptree.experiments._figure1 import Figure1Result, plot_figure1, run_figure1
 
 __all__ = ["Figure1Result", "plot_figure1", "run_figure1"]
+from ldptree.experiments._config import load_config
+from ldptree.experiments._grids import Grid, grid_names, grid_preset
+from ldptree.experiments._methods import DEFAULT_METHODS
+from ldptree.experiments._metrics import ACCURACY, MSE, Metric
+from ldptree.experiments._private_validation import privatize_losses
+from ldptree.experiments._published import LPDT_PUBLISHED, lpdt_published
+from ldptree.experiments._records import RunRecord, read_records
+from ldptree.experiments._registry import Estimator, MethodRegistry, MethodSpec
+from ldptree.experiments._report import write_report
+from ldptree.experiments._reproduce import lpdt_table_experiment
+from ldptree.experiments._runner import Experiment, run_experiment
+from ldptree.experiments._seeds import derive_seed
+from ldptree.experiments._splits import (
+    DataSource,
+    GivenPublicSplit,
+    RandomSplit,
+    Split,
+    SyntheticSource,
+    impute_from_public,
+)
+from ldptree.experiments._summary import Entry, summarize
+from ldptree.experiments._tables import markdown_report, markdown_table, wilcoxon_p
+from ldptree.experiments._tuning import FixedParams, OracleTuning, PrivateTuning
+
+__all__ += [
+    "ACCURACY",
+    "DEFAULT_METHODS",
+    "LPDT_PUBLISHED",
+    "MSE",
+    "DataSource",
+    "Entry",
+    "Estimator",
+    "Experiment",
+    "FixedParams",
+    "GivenPublicSplit",
+    "Grid",
+    "MethodRegistry",
+    "MethodSpec",
+    "Metric",
+    "OracleTuning",
+    "PrivateTuning",
+    "RandomSplit",
+    "RunRecord",
+    "Split",
+    "SyntheticSource",
+    "derive_seed",
+    "grid_names",
+    "grid_preset",
+    "impute_from_public",
+    "load_config",
+    "lpdt_published",
+    "lpdt_table_experiment",
+    "markdown_report",
+    "markdown_table",
+    "privatize_losses",
+    "read_records",
+    "run_experiment",
+    "summarize",
+    "wilcoxon_p",
+    "write_report",
+]

@@ -1,0 +1,52 @@
+"""Reading a CSV data file (plain or gzip) into its header and string cells.
+
+Cells are stripped of surrounding blanks; a cell equal to one of :data:`MISSING_TOKENS` is a
+missing value. Every row must have as many fields as the header (a ragged row is an error that
+names the file and line, never silently padded).
+"""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+from pathlib import Path
+
+#: Cell values read as "missing": empty, ``?`` (UCI's convention), and the usual NA spellings.
+MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
+
+
+def read_table(path: Path) -> tuple[tuple[str, ...], list[list[str]]]:
+    """``(header, rows)`` of a comma-separated file with one header row; ``.gz`` is decompressed."""
+    raw = path.read_bytes()
+    if path.name.endswith(".gz"):
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as err:
+            raise ValueError(f"{path} is not a valid gzip file: {err}") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text: {err}") from None
+    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        header = tuple(cell.strip() for cell in next(reader))
+    except StopIteration:
+        raise ValueError(f"{path} is empty; expected a header row") from None
+    if len(set(header)) != len(header):
+        raise ValueError(f"{path}: the header repeats a column name: {list(header)}")
+    rows: list[list[str]] = []
+    for line, row in enumerate(reader, start=2):
+        if not row:
+            continue
+        if len(row) != len(header):
+            raise ValueError(
+                f"{path}: line {line} has {len(row)} fields but the header has {len(header)}"
+            )
+        rows.append([cell.strip() for cell in row])
+    return header, rows
+
+
+def is_missing(cell: str) -> bool:
+    """Whether a (stripped) cell is a missing value."""
+    return cell in MISSING_TOKENS

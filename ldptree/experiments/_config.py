@@ -1,0 +1,165 @@
+"""``ldptree run CONFIG.toml``: an experiment described in a TOML file.
+
+Example (every key but ``sources`` and ``methods`` optional; paths relative to the file)::
+
+    name = "red-wine-depth"
+    seed = 0
+    reps = 10
+    epsilons = [2, 4, 8]
+    methods = ["lpdt-m"]
+    data_dir = "../shared/data"          # else $LDPTREE_DATA
+    out = "results/red-wine-depth"       # else --out
+
+    [[sources]]                          # a manifest dataset, random public:train:test split
+    dataset = "wine_quality_red"
+    ratios = [1, 7, 2]
+
+    [[sources]]                          # fixed public file, private file split train/test
+    name = "diabetes"
+    public = "diabetes_pub"
+    private = "diabetes_pri"
+    test_fraction = 0.2
+
+    [[sources]]                          # synthetic: "lpdt-uniform" (needs d) or "lpdt-figure1"
+    synthetic = "lpdt-uniform"
+    d = 1
+    sizes = [2000, 6000, 2000]           # public, train, test
+
+    [tuning]
+    mode = "oracle"                      # "oracle", "private" or "fixed"
+    grid = "lpdt-depth"                  # a preset for every method, or per method:
+    # grids = { lpdt-m = { max_depth = [2, 4], min_samples_leaf = [10] } }
+    # validation_fraction = 0.2; training = "disjoint"     (private mode)
+    # params = { max_depth = 3 }                           (fixed mode)
+
+Unknown keys are errors (a typo must not silently change an experiment).
+"""
+
+from __future__ import annotations
+
+import functools
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ldptree._typing import FloatArray
+from ldptree.datasets import load_dataset, lpdt_figure1, lpdt_uniform
+from ldptree.experiments._grids import Grid
+from ldptree.experiments._runner import Experiment
+from ldptree.experiments._splits import (
+    DataSource,
+    GivenPublicSplit,
+    RandomSplit,
+    SyntheticSource,
+)
+from ldptree.experiments._tuning import FixedParams, OracleTuning, PrivateTuning, Tuning
+
+_TOP = {"name", "seed", "reps", "epsilons", "methods", "data_dir", "out", "sources", "tuning"}
+_TUNING = {"mode", "grid", "grids", "validation_fraction", "training", "params"}
+
+
+def _uniform(n: int, rng: np.random.Generator, *, d: int) -> tuple[FloatArray, FloatArray]:
+    return lpdt_uniform(n, d, rng)
+
+
+def _figure1(n: int, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
+    return lpdt_figure1(n, rng)
+
+
+def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+
+
+def _source(table: dict[str, Any], index: int, data_dir: Path | None) -> DataSource:
+    where = f"sources[{index}]"
+    if "dataset" in table:
+        _check_keys(table, {"dataset", "ratios", "target"}, where)
+        data = load_dataset(table["dataset"], data_dir, target=table.get("target"))
+        return RandomSplit(data, table.get("ratios", (1, 7, 2)))
+    if "public" in table:
+        _check_keys(table, {"name", "public", "private", "test_fraction"}, where)
+        return GivenPublicSplit(
+            name=table.get("name", f"{table['public']}+{table['private']}"),
+            public=load_dataset(table["public"], data_dir),
+            private=load_dataset(table["private"], data_dir),
+            test_fraction=table.get("test_fraction", 0.2),
+        )
+    if "synthetic" in table:
+        _check_keys(table, {"synthetic", "name", "d", "sizes"}, where)
+        kind = table["synthetic"]
+        if kind == "lpdt-uniform":
+            generator: Any = functools.partial(_uniform, d=int(table.get("d", 1)))
+        elif kind == "lpdt-figure1":
+            generator = _figure1
+        else:
+            raise ValueError(f"{where}.synthetic must be 'lpdt-uniform' or 'lpdt-figure1'")
+        sizes = table.get("sizes", (2000, 6000, 2000))
+        if len(sizes) != 3:
+            raise ValueError(f"{where}.sizes must be [public, train, test]")
+        return SyntheticSource(table.get("name", kind), generator, *sizes)
+    raise ValueError(f"{where} needs one of the keys 'dataset', 'public' or 'synthetic'")
+
+
+def _grid_choice(value: Any, where: str) -> str | Grid:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return Grid(value)
+    raise TypeError(f"{where} must be a preset name or a table of parameter lists")
+
+
+def _tuning(table: dict[str, Any], methods: list[str]) -> Tuning:
+    _check_keys(table, _TUNING, "tuning")
+    mode = table.get("mode", "oracle")
+    grids: dict[str, str | Grid] = {}
+    if "grid" in table:
+        grids = {m: _grid_choice(table["grid"], "tuning.grid") for m in methods}
+    for method, value in table.get("grids", {}).items():
+        grids[method] = _grid_choice(value, f"tuning.grids.{method}")
+    if mode == "oracle":
+        return OracleTuning(grids)
+    if mode == "private":
+        return PrivateTuning(
+            grids,
+            validation_fraction=table.get("validation_fraction", 0.2),
+            training=table.get("training", "disjoint"),
+        )
+    if mode == "fixed":
+        return FixedParams(table.get("params", {}))
+    raise ValueError(f"tuning.mode must be 'oracle', 'private' or 'fixed', got {mode!r}")
+
+
+def load_config(path: str | Path, *, quick: bool = False) -> tuple[Experiment, Path | None]:
+    """The experiment of a TOML file and its ``out`` folder (if given); ``quick`` keeps 2
+    repetitions and the first epsilon."""
+    file = Path(path)
+    try:
+        config = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as err:
+        raise ValueError(f"{file} is not valid TOML: {err}") from None
+    _check_keys(config, _TOP, str(file))
+    for key in ("sources", "methods"):
+        if not config.get(key):
+            raise ValueError(f"{file}: '{key}' is required and must not be empty")
+    base = file.parent
+    data_dir = base / config["data_dir"] if "data_dir" in config else None
+    methods = list(config["methods"])
+    epsilons = list(config.get("epsilons", [1.0]))
+    reps = int(config.get("reps", 10))
+    if quick:
+        epsilons, reps = epsilons[:1], min(reps, 2)
+    experiment = Experiment(
+        name=str(config.get("name", file.stem)),
+        sources=[_source(s, i, data_dir) for i, s in enumerate(config["sources"])],
+        methods=methods,
+        epsilons=epsilons,
+        reps=reps,
+        tuning=_tuning(config.get("tuning", {}), methods),
+        seed=config.get("seed", 0),
+    )
+    out = base / config["out"] if "out" in config else None
+    return experiment, out

@@ -1,0 +1,147 @@
+"""Parameter grids of the papers' experiments as named presets (spec §7.2-7.3).
+
+A :class:`Grid` is an ordered product of axes ``((parameter, values), ...)``; :meth:`Grid.points`
+enumerates it with the *last* axis varying fastest, so ``grid_index`` is stable. Parameter names
+are the estimators' constructor keywords (``max_depth``, ``min_samples_leaf``,
+``min_samples_split``, ``budget_split``, ``lam``). Presets whose grid depends on the number of
+private training rows take ``n_private``.
+
+Presets (source in brackets, as in the spec):
+
+* ``lpdt-real`` [P D.1]: ``n_l in {2,5,10,20,40,60,80,100,120,140,160}``, ``s in {1,2,3,4}``,
+  ``rho in {0.3,0.5,0.7}`` (132 points); ``lpdt-taxi``: the same with ``s in {4,6,8,10}``.
+* ``lpdt-synthetic`` [C simulation.py]; ``lpdt-depth`` and ``lpdt-leaf`` [P §4.1, Figure 2].
+* ``lpdt-private``: ours, a small grid for private tuning (its noise grows with the grid size
+  ``k``, spec §7.1, and each candidate is trained on ``1/k`` of the holders): depths 1-3 with
+  ``n_l = 40`` public points per leaf, so the number of cells stays proportional to the public,
+  hence the private, sample size; ``lpdt-quick``: two points for smoke tests.
+* ``lpct-m-sim``, ``lpct-pq-sim``, ``lpct-r-sim``, ``lpct-lambda`` [C]; ``lpct-real`` (needs
+  ``n_private``) and ``lpct-prune-real`` [C realdata].
+
+Baseline grids (PHIST, APHIST, DECONV, ...) are added next to their estimators, with the
+parameter names those define.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+
+
+def _check_axes(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    names = [name for name, _ in value]
+    if len(set(names)) != len(names):
+        raise ValueError(f"{attribute.name} repeats a parameter: {names}")
+    for name, values in value:
+        if not isinstance(name, str) or not name:
+            raise TypeError(f"{attribute.name}: parameter names must be non-empty strings")
+        if len(values) == 0:
+            raise ValueError(f"{attribute.name}: parameter {name!r} has no values")
+
+
+def _to_axes(value: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    items = value.items() if isinstance(value, dict) else value
+    return tuple((str(name), tuple(values)) for name, values in items)
+
+
+@attrs.frozen
+class Grid:
+    """An ordered parameter grid (module docstring); ``Grid({})`` is the one empty point."""
+
+    axes: tuple[tuple[str, tuple[Any, ...]], ...] = attrs.field(
+        converter=_to_axes, validator=_check_axes
+    )
+    name: str = "custom"
+
+    @property
+    def size(self) -> int:
+        return math.prod(len(values) for _, values in self.axes)
+
+    def points(self) -> Iterator[dict[str, Any]]:
+        names = [name for name, _ in self.axes]
+        for combo in itertools.product(*(values for _, values in self.axes)):
+            yield dict(zip(names, combo, strict=True))
+
+    def describe(self) -> dict[str, list[Any]]:
+        return {name: list(values) for name, values in self.axes}
+
+
+_LPDT_LEAVES = (2, 5, 10, 20, 40, 60, 80, 100, 120, 140, 160)
+_RHO = (0.3, 0.5, 0.7)
+_LPCT_LAMBDA = (0.01, 0.1, 0.5, 1, 2, 5, 10, 50, 100, 500, 750, 1000, 1250, 1500, 2000, 4000, 8000)
+
+
+def _lpct_real(n_private: int) -> Grid:
+    leaves = tuple(2**i for i in range(max(1, int(math.log2(n_private) - 1))))
+    return Grid(
+        {
+            "min_samples_split": (1,),
+            "min_samples_leaf": leaves,
+            "max_depth": (*range(1, 9), 10, 12, 14, 16),
+            "lam": (0.01, 0.1, 0.5, 1, 2, 5, 10, 50, 100, 200, 300, 400, 500, 750, 1000),
+        },
+        name="lpct-real",
+    )
+
+
+_FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
+    "lpdt-real": {
+        "max_depth": (1, 2, 3, 4),
+        "min_samples_leaf": _LPDT_LEAVES,
+        "budget_split": _RHO,
+    },
+    "lpdt-taxi": {
+        "max_depth": (4, 6, 8, 10),
+        "min_samples_leaf": _LPDT_LEAVES,
+        "budget_split": _RHO,
+    },
+    "lpdt-synthetic": {
+        "min_samples_split": (2,),
+        "max_depth": (1, 2, 3, 4, 5, 6),
+        "min_samples_leaf": (10, 20, 40, 60, 80, 100, 500, 1000, 2000),
+        "budget_split": _RHO,
+    },
+    "lpdt-depth": {"max_depth": (2, 3, 4, 5, 6), "min_samples_leaf": (10,)},
+    "lpdt-leaf": {"max_depth": (4,), "min_samples_leaf": tuple(range(15, 136, 10))},
+    "lpdt-private": {"max_depth": (1, 2, 3), "min_samples_leaf": (40,), "budget_split": (0.5,)},
+    "lpdt-quick": {"max_depth": (2, 3), "min_samples_leaf": (10,), "budget_split": (0.5,)},
+    "lpct-m-sim": {
+        "min_samples_split": (1,),
+        "min_samples_leaf": (1, 5, 10, 50, 100),
+        "max_depth": tuple(range(1, 9)),
+        "lam": _LPCT_LAMBDA,
+    },
+    "lpct-pq-sim": {"min_samples_leaf": (1, 5, 10, 50, 100), "max_depth": tuple(range(1, 7))},
+    "lpct-r-sim": {
+        "min_samples_leaf": (1,),
+        "max_depth": tuple(range(1, 9)),
+        "lam": _LPCT_LAMBDA[1:-2],
+    },
+    "lpct-lambda": {
+        "min_samples_leaf": (1,),
+        "max_depth": tuple(range(1, 9)),
+        "lam": (0.1, 0.5, 1, 2, 5, 10, 50, 100, 250, 500, 750, 1000, 1250, 1500, 2000),
+    },
+    "lpct-prune-real": {"min_samples_leaf": (1, 5)},
+}
+_DEPENDENT: dict[str, Callable[[int], Grid]] = {"lpct-real": _lpct_real}
+
+
+def grid_names() -> tuple[str, ...]:
+    """Names of all presets."""
+    return tuple(sorted((*_FIXED, *_DEPENDENT)))
+
+
+def grid_preset(name: str, *, n_private: int | None = None) -> Grid:
+    """The preset ``name``; presets that depend on the training size need ``n_private``."""
+    if name in _FIXED:
+        return Grid(_FIXED[name], name=name)
+    if name in _DEPENDENT:
+        if n_private is None or isinstance(n_private, bool) or n_private < 4:
+            raise ValueError(f"grid preset {name!r} needs n_private >= 4, got {n_private!r}")
+        return _DEPENDENT[name](int(n_private))
+    raise ValueError(f"name={name!r} is not a grid preset; known presets: {list(grid_names())}")

@@ -1,0 +1,47 @@
+"""Memoised partition growth for grids: one partition per (rule, public data), not per fit.
+
+In a grid, many fits share a partition: with LPDT-M the partition depends on
+``(max_depth, min_samples_leaf, min_samples_split)`` and the public rows only, not on ``rho`` or
+``epsilon``. :class:`MemoPartitioner` wraps a *deterministic* partitioner (one that ignores its
+key, as the max-edge rule does) and returns the cached partition for identical public inputs, so
+results are bit-identical to refitting. The cache is a bounded LRU keyed on the rule and the
+bytes of the public arrays.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Hashable
+from typing import Any, cast
+
+import attrs
+import numpy as np
+
+from ldptree._typing import PRNGKey
+from ldptree.partitions import Partition
+from ldptree.protocols import Partitioner
+
+
+@functools.lru_cache(maxsize=512)
+def _grow(
+    inner: Hashable, shape: tuple[int, ...], X_bytes: bytes, y_bytes: bytes | None
+) -> Partition:
+    X = np.frombuffer(X_bytes, dtype=np.float64).reshape(shape)
+    y = None if y_bytes is None else np.frombuffer(y_bytes, dtype=np.float64)
+    assert isinstance(inner, Partitioner)
+    return inner.fit(X, y)
+
+
+@attrs.frozen
+class MemoPartitioner:
+    """A deterministic, hashable partitioner whose fits are memoised (module docstring)."""
+
+    inner: Partitioner
+
+    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
+        del key  # deterministic rules ignore it
+        X = np.ascontiguousarray(X_public, dtype=np.float64)
+        y = None if y_public is None else np.ascontiguousarray(y_public, dtype=np.float64)
+        return _grow(
+            cast(Hashable, self.inner), X.shape, X.tobytes(), None if y is None else y.tobytes()
+        )

@@ -1,0 +1,266 @@
+"""Tuning modes: how a cell (method, dataset, epsilon, repetition) turns a grid into results.
+
+* :class:`FixedParams`: one fit with given parameters; every holder releases once (``eps``).
+* :class:`OracleTuning` (the papers' practice, spec §0.6 and §7.2): every grid point is fitted on
+  all training holders and scored on the test set; tables pick the grid point with the best mean
+  test score over repetitions (the LPCT notebook's rule). **Not private**: choosing by test score
+  is optimistic, and ``k`` fits on the same holders would cost each of them ``k eps``; every row
+  says so (``private_pipeline = False``, ``holder_epsilon = k eps``).
+* :class:`PrivateTuning` (spec §7.1): a fraction of the training holders becomes validation
+  holders, who release their ``k`` clipped losses with Laplace noise (:mod:`._private_validation`);
+  the curator keeps the model with the smallest noisy validation loss. With
+  ``training="disjoint"`` (default) the remaining holders are split into ``k`` groups, one per
+  grid point, so *every holder releases exactly once*: training holders their ``eps`` report,
+  validation holders their ``eps`` noisy losses. The groups are disjoint, so by parallel
+  composition the whole pipeline is ``eps``-LDP per holder. ``training="shared"`` is the paper's
+  App. D.2 reading, where every training holder reports to all ``k`` models: recorded as
+  ``holder_epsilon = k eps`` and not an ``eps``-LDP pipeline. The selected model is never refitted
+  (a refit would make holders release twice).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+import attrs
+import numpy as np
+
+from ldptree._validation import check_open_unit
+from ldptree.experiments._grids import Grid, grid_preset
+from ldptree.experiments._metrics import Metric
+from ldptree.experiments._private_validation import (
+    noise_scale,
+    paper_noise_scale,
+    privatize_losses,
+)
+from ldptree.experiments._registry import MethodSpec
+from ldptree.experiments._splits import Split
+
+
+@attrs.frozen
+class Outcome:
+    """One result row of a cell before the runner adds the cell's coordinates."""
+
+    grid_index: int
+    params: dict[str, Any]
+    value: float
+    seconds: float
+    selected: bool | None
+    n_train: int
+    n_validation: int
+    holder_epsilon: float
+    private_pipeline: bool
+    spend: str
+    validation_score: float | None = None
+
+
+@attrs.frozen(eq=False)
+class Cell:
+    """Everything a tuning mode needs to run one cell; ``seed(*labels)`` derives fit seeds."""
+
+    spec: MethodSpec
+    split: Split
+    epsilon: float
+    metric: Metric
+    seed: Callable[..., int]
+
+
+class Tuning(Protocol):
+    """A tuning mode: ``run(cell)`` fits and scores; ``describe`` enters the fingerprint."""
+
+    @property
+    def mode(self) -> str: ...
+
+    def run(self, cell: Cell) -> list[Outcome]: ...
+
+    def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]: ...
+
+
+GridChoice = Mapping[str, "str | Grid"]
+
+
+def _to_choice(value: Mapping[str, Any] | None) -> dict[str, str | Grid]:
+    out = dict(value or {})
+    for method, grid in out.items():
+        if not isinstance(grid, str | Grid):
+            raise TypeError(f"grids[{method!r}] must be a preset name or a Grid")
+    return out
+
+
+def resolve_grid(grids: Mapping[str, str | Grid], spec: MethodSpec, n_private: int) -> Grid:
+    """The grid for ``spec``: an override by method name, else the method's default preset."""
+    choice = grids.get(spec.name, spec.default_grid)
+    return choice if isinstance(choice, Grid) else grid_preset(choice, n_private=n_private)
+
+
+def _fit_predict(
+    cell: Cell, params: Mapping[str, Any], seed: int, X: Any, y: Any, X_eval: Any
+) -> tuple[Any, float]:
+    start = time.perf_counter()
+    split = cell.split
+    model = cell.spec.build(cell.epsilon, params, seed)
+    model.fit(X, y, X_public=split.X_public, y_public=split.y_public)
+    return model.predict(X_eval), time.perf_counter() - start
+
+
+@attrs.frozen
+class FixedParams:
+    """Fit once with ``params`` (module docstring)."""
+
+    params: Mapping[str, Any] = attrs.field(factory=dict, converter=dict)
+    mode: str = attrs.field(default="fixed", init=False)
+
+    def run(self, cell: Cell) -> list[Outcome]:
+        s = cell.split
+        pred, seconds = _fit_predict(
+            cell, self.params, cell.seed("fit", 0), s.X_train, s.y_train, s.X_test
+        )
+        return [
+            Outcome(
+                grid_index=0,
+                params=dict(self.params),
+                value=cell.metric.score(pred, s.y_test),
+                seconds=seconds,
+                selected=True,
+                n_train=s.X_train.shape[0],
+                n_validation=0,
+                holder_epsilon=cell.epsilon,
+                private_pipeline=cell.spec.private,
+                spend=f"one {cell.epsilon:g}-LDP report per training holder",
+            )
+        ]
+
+    def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]:
+        del spec, n_private
+        return {"mode": self.mode, "params": repr(sorted(self.params.items()))}
+
+
+@attrs.frozen
+class OracleTuning:
+    """Every grid point scored on the test set (module docstring); ``grids`` by method name."""
+
+    grids: Mapping[str, str | Grid] = attrs.field(factory=dict, converter=_to_choice)
+    mode: str = attrs.field(default="oracle", init=False)
+
+    def run(self, cell: Cell) -> list[Outcome]:
+        s = cell.split
+        grid = resolve_grid(self.grids, cell.spec, s.X_train.shape[0])
+        k = grid.size
+        out = []
+        for index, params in enumerate(grid.points()):
+            pred, seconds = _fit_predict(
+                cell, params, cell.seed("fit", index), s.X_train, s.y_train, s.X_test
+            )
+            out.append(
+                Outcome(
+                    grid_index=index,
+                    params=params,
+                    value=cell.metric.score(pred, s.y_test),
+                    seconds=seconds,
+                    selected=None,
+                    n_train=s.X_train.shape[0],
+                    n_validation=0,
+                    holder_epsilon=k * cell.epsilon,
+                    private_pipeline=False,
+                    spend=(
+                        f"NON-PRIVATE oracle: {k} fits of {cell.epsilon:g}-LDP reports on the same "
+                        "holders, grid point chosen by test score"
+                    ),
+                )
+            )
+        return out
+
+    def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]:
+        return {"mode": self.mode, "grid": resolve_grid(self.grids, spec, n_private).describe()}
+
+
+def _to_fraction(value: Any) -> float:
+    return check_open_unit(value, "validation_fraction")
+
+
+def _check_training(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if value not in ("disjoint", "shared"):
+        raise ValueError(f"{attribute.name} must be 'disjoint' or 'shared', got {value!r}")
+
+
+@attrs.frozen
+class PrivateTuning:
+    """Private validation with noisy losses (module docstring)."""
+
+    grids: Mapping[str, str | Grid] = attrs.field(factory=dict, converter=_to_choice)
+    validation_fraction: float = attrs.field(default=0.2, converter=_to_fraction)
+    training: str = attrs.field(default="disjoint", validator=_check_training)
+    mode: str = attrs.field(default="private", init=False)
+
+    def run(self, cell: Cell) -> list[Outcome]:
+        s = cell.split
+        grid = resolve_grid(self.grids, cell.spec, s.X_train.shape[0])
+        k, n = grid.size, s.X_train.shape[0]
+        n_v = int(np.floor(self.validation_fraction * n))
+        holders = np.random.default_rng(cell.seed("holders")).permutation(n)
+        validation, rest = holders[:n_v], holders[n_v:]
+        groups = np.array_split(rest, k) if self.training == "disjoint" else [rest] * k
+        if n_v < 1 or min(g.shape[0] for g in groups) < 1:
+            raise ValueError(
+                f"{n} training holders are too few for validation_fraction="
+                f"{self.validation_fraction} and {k} {self.training} training groups"
+            )
+        X_val = s.X_train[validation]
+        start = time.perf_counter()
+        losses, test_preds = np.empty((n_v, k)), []
+        for index, (params, group) in enumerate(zip(grid.points(), groups, strict=True)):
+            X_eval = np.concatenate([X_val, s.X_test])
+            pred, _ = _fit_predict(
+                cell, params, cell.seed("fit", index), s.X_train[group], s.y_train[group], X_eval
+            )
+            pred = np.asarray(pred)
+            losses[:, index] = cell.metric.loss(pred[:n_v], s.y_train[validation])
+            test_preds.append(pred[n_v:])
+        bound = cell.metric.loss_bound(s.y_public)
+        noisy = privatize_losses(
+            losses,
+            bound=bound,
+            epsilon=cell.epsilon,
+            rng=np.random.default_rng(cell.seed("validation-noise")),
+        )
+        scores = noisy.mean(axis=0)
+        best = int(np.argmin(scores))
+        params = next(p for i, p in enumerate(grid.points()) if i == best)
+        disjoint = self.training == "disjoint"
+        spend = (
+            f"{cell.epsilon:g}-LDP per holder: training groups and validation holders are "
+            f"disjoint (parallel composition); validation Laplace scale k B / eps = "
+            f"{noise_scale(k, bound, cell.epsilon):.4g} (paper's M^2 sqrt(k)/eps = "
+            f"{paper_noise_scale(k, bound, cell.epsilon):.4g}, not used), k = {k}"
+        )
+        if not disjoint:
+            spend = (
+                f"training holders report to all {k} models: {k * cell.epsilon:g}-LDP (basic "
+                f"composition); validation holders {cell.epsilon:g}-LDP; Laplace scale "
+                f"{noise_scale(k, bound, cell.epsilon):.4g}"
+            )
+        return [
+            Outcome(
+                grid_index=best,
+                params=params,
+                value=cell.metric.score(test_preds[best], s.y_test),
+                seconds=time.perf_counter() - start,
+                selected=True,
+                n_train=int(groups[best].shape[0]),
+                n_validation=n_v,
+                holder_epsilon=cell.epsilon if disjoint else k * cell.epsilon,
+                private_pipeline=disjoint and cell.spec.private,
+                spend=spend,
+                validation_score=float(scores[best]),
+            )
+        ]
+
+    def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]:
+        return {
+            "mode": self.mode,
+            "grid": resolve_grid(self.grids, spec, n_private).describe(),
+            "validation_fraction": self.validation_fraction,
+            "training": self.training,
+        }
