@@ -1,0 +1,78 @@
+"""A uniform grid of ``num_cell`` bins per feature on ``[0, 1]^d`` as a :class:`Partition`.
+
+Bin ``k`` of a feature is ``[k / num_cell, (k + 1) / num_cell)`` (the last bin is closed: ``x = 1``
+lands in it, as in the PHIST reference's clipped ``np.digitize``). The grid is a binary tree of
+splits at ``k / num_cell``: feature 0 is bisected (by bin index) down to single bins, then feature
+1 inside each of those, and so on, so ``cells(X)`` routing and JSON publication are the ones every
+partition uses. ``L = num_cell^d`` leaves; the grid is data-independent.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ldptree._validation import check_int
+from ldptree.partitions._partition import Partition
+
+#: Default cap on ``num_cell^d`` (about 4 million cells): above it the dense per-cell arrays and
+#: the per-holder reports (``2 L`` numbers each) would exhaust memory.
+MAX_CELLS = 2**22
+
+
+def check_grid_size(num_cell: int, n_features: int, max_cells: int = MAX_CELLS) -> int:
+    """``num_cell^d`` if it is at most ``max_cells``, else a ``ValueError`` (checked before any
+    allocation; Python integers, so no overflow)."""
+    num_cell = check_int(num_cell, "num_cell", minimum=1)
+    n_cells: int = num_cell**n_features
+    if n_cells > max_cells:
+        raise ValueError(
+            f"a grid with num_cell={num_cell} bins on each of d={n_features} features has "
+            f"num_cell**d = {n_cells} cells, above max_cells={max_cells}: the histogram would not "
+            "fit in memory (the papers report PHIST/APHIST 'corrupted' on such data); lower "
+            "num_cell (num_cell=1 always fits) or reduce the dimension"
+        )
+    return n_cells
+
+
+def uniform_grid(n_features: int, num_cell: int, *, max_cells: int = MAX_CELLS) -> Partition:
+    """The grid partition of ``[0, 1]^d`` (module docstring), after :func:`check_grid_size`."""
+    n_features = check_int(n_features, "n_features", minimum=1)
+    check_grid_size(num_cell, n_features, max_cells)
+    feature: list[int] = []
+    threshold: list[float] = []
+    left: list[int] = []
+    right: list[int] = []
+    lower: list[np.ndarray] = []
+    upper: list[np.ndarray] = []
+    # iterative pre-order build: (node box in bin indices, feature being cut)
+    stack = [(np.zeros(n_features, int), np.full(n_features, num_cell), 0, -1, False)]
+    while stack:
+        lo, hi, f, parent, is_right = stack.pop()
+        node = len(feature)
+        if parent >= 0:
+            (right if is_right else left)[parent] = node
+        lower.append(lo / num_cell)
+        upper.append(hi / num_cell)
+        while f < n_features and hi[f] - lo[f] == 1:
+            f += 1
+        left.append(-1)
+        right.append(-1)
+        if f == n_features:
+            feature.append(-1)
+            threshold.append(0.0)
+            continue
+        mid = (lo[f] + hi[f]) // 2
+        feature.append(f)
+        threshold.append(mid / num_cell)
+        hi_left, lo_right = hi.copy(), lo.copy()
+        hi_left[f], lo_right[f] = mid, mid
+        stack.append((lo_right, hi, f, node, True))
+        stack.append((lo, hi_left, f, node, False))
+    return Partition.from_arrays(
+        feature=feature,
+        threshold=threshold,
+        left=left,
+        right=right,
+        lower=np.array(lower),
+        upper=np.array(upper),
+    )

@@ -1,0 +1,302 @@
+"""PHIST and APHIST: private histograms as compositions (spec §6.1-§6.2).
+
+Each is ``uniform grid`` (:mod:`._grid`, data-independent) x ``Laplace on U and V = Y U``
+(:class:`~ldptree.mechanisms.LaplaceCellLabelMechanism` for regression,
+:class:`~ldptree.mechanisms.LaplaceCellClassMechanism` for binary classification) x a truncated
+ratio read-out, with ``mu^_j = c^_j / n`` (privatised marginal) and ``nu^_j = s^_j / n``:
+
+* PHIST regression (Berrett-Gyorfi-Walk): ``m^_j = s^_j / c^_j`` if ``mu^_j > t`` else ``0``;
+* APHIST regression (Gyorfi-Kroll; the spec's reading, flagged there):
+  ``mu-_j = (mu^_j + h^d) / 2``, ``m^_j = nu^_j / mu-_j`` if ``mu-_j >= t`` else ``0``;
+* PHIST classification (Berrett-Butucea): ``eta^_j = s^_j / c^_j`` if ``c^_j >= min_samples_cell``
+  else ``0``; predict ``classes_[1{eta^ > 1/2}]``.
+
+Private data is used only for estimation; the scaling box is the public min-max box when public
+features are given, else ``[0, 1]^d``. Truncation to 0 follows the paper (not the label centre).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ldptree._typing import FloatArray
+from ldptree._validation import (
+    as_key,
+    check_bounds,
+    check_int,
+    check_positive,
+    check_real,
+    check_vector,
+)
+from ldptree.accounting._spend import spend_of
+from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
+from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
+from ldptree.estimators._composition import route
+from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler, run_round
+from ldptree.estimators._readout import ratio_with_fallback
+from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
+from ldptree.mechanisms._laplace_cell_label import LaplaceCellLabelMechanism
+from ldptree.protocols import CellEstimates, Mechanism
+
+_REPORT_NUMBERS = 2**24  # holders per chunk x cells: bounds the report batch in memory
+
+
+class _Histogram(BaseEstimator):
+    """Shared fit: grid, mechanism, one private round, then ``_readout`` (subclasses)."""
+
+    epsilon: float
+    num_cell: int
+    max_cells: int
+    chunk_size: int
+    privacy_budget: float | None
+    random_state: Any
+
+    def _round(
+        self, X: Any, y: Any, X_public: Any, y_public: Any, check_labels: Any
+    ) -> tuple[Any, Any, Any]:
+        """Validate, build the grid (memory guard first), return ``(y, y_public, private round)``
+        where the round is a function of the mechanism and the encoded private labels."""
+        epsilon = check_positive(self.epsilon, "epsilon")
+        chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
+        max_cells = check_int(self.max_cells, "max_cells", minimum=1)
+        X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public, check_labels=check_labels)
+        n_cells = check_grid_size(self.num_cell, X_arr.shape[1], max_cells)
+        scaler = fit_scaler(Xq, X_arr.shape[1], 0.0)
+        partition = uniform_grid(X_arr.shape[1], self.num_cell, max_cells=max_cells)
+        chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
+
+        def collect(mechanism: Mechanism, labels: np.ndarray[Any, Any]) -> CellEstimates:
+            ledger = budget_ledger(self.privacy_budget).record(
+                "one report per holder", spend_of(mechanism)
+            )
+            estimates = run_round(
+                partition,
+                mechanism,
+                scaler.transform(X_arr),
+                labels,
+                key=as_key(self.random_state),
+                chunk_size=chunk,
+            )
+            self.privacy_ledger_ = ledger.post_process("aggregation and truncated read-out")
+            self.privacy_ = ledger.total
+            self.mechanism_ = mechanism
+            self.estimates_ = estimates
+            return estimates
+
+        self.n_features_in_ = X_arr.shape[1]
+        self.scaler_ = scaler
+        self.partition_ = partition
+        self.epsilon_ = epsilon
+        return y_arr, yq, collect
+
+    def _cells(self, X: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        self._check_fitted("leaf_values_")
+        return route(X, self.n_features_in_, self.scaler_, self.partition_)
+
+
+class _HistogramRegressor(_Histogram):
+    label_bound: float | tuple[float, float] | None
+    truncation: float
+
+    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> Any:
+        """Privatize ``(X, y)`` through the grid and read out truncated cell means."""
+        t = check_real(self.truncation, "truncation")
+        if not 0.0 <= t < 1.0:
+            raise ValueError(f"truncation must be in [0, 1), got {t}")
+        y_arr, yq, collect = self._round(X, y, X_public, y_public, check_vector)
+        if self.label_bound is not None:
+            bound = check_bounds(self.label_bound, "label_bound")
+        elif yq is not None and float(yq.min()) < float(yq.max()):
+            bound = (float(yq.min()), float(yq.max()))
+        else:
+            raise ValueError(
+                "label_bound is required without non-constant public labels: pass label_bound=M "
+                "or (lo, hi), or y_public (the bound never comes from private labels)"
+            )
+        mechanism = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
+        estimates = collect(mechanism, y_arr)
+        self.label_bound_ = bound
+        self.leaf_values_, self.truncated_ = self._readout(estimates, t)
+        return self
+
+    def _readout(self, estimates: CellEstimates, t: float) -> tuple[FloatArray, np.ndarray]:
+        raise NotImplementedError
+
+    def predict(self, X: Any) -> FloatArray:
+        """Cell values ``float[n]``; rows outside the scaling box get the boundary cell."""
+        cells, _ = self._cells(X)
+        return np.asarray(self.leaf_values_[cells], dtype=np.float64)
+
+    def score(self, X: Any, y: Any) -> float:
+        """``R^2`` as scikit-learn."""
+        pred = self.predict(X)
+        y_arr = check_vector(y, "y", n=pred.shape[0])
+        ss_res = float(np.sum((y_arr - pred) ** 2))
+        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
+        return (1.0 if ss_res == 0.0 else 0.0) if ss_tot == 0.0 else 1.0 - ss_res / ss_tot
+
+
+_REGRESSOR_DOC = """
+    Parameters
+    ----------
+    epsilon:
+        Per-holder budget ``eps > 0`` (``eps / 2`` on ``U``, ``eps / 2`` on ``V``).
+    num_cell:
+        Bins per feature, ``1 / h``; the grid has ``num_cell^d`` cells.
+    truncation:
+        ``t in [0, 1)``: cells whose (adjusted) estimated marginal is below ``t`` predict 0.
+    label_bound:
+        ``M`` or ``(lo, hi)``; ``None`` takes ``[min, max]`` of ``y_public`` (never private labels).
+    max_cells:
+        Refuse (``ValueError``) grids with more than this many cells, before allocating.
+    chunk_size:
+        Holders per batch (capped so that ``chunk * num_cell^d <= 2^24``).
+    privacy_budget:
+        Optional cap on the epsilon this fit may spend.
+    random_state:
+        ``None``, an int seed or a JAX key; drives all privacy noise.
+
+    Attributes
+    ----------
+    partition_, scaler_, mechanism_, estimates_, leaf_values_, truncated_, label_bound_,
+    privacy_, privacy_ledger_, n_features_in_
+"""
+
+
+class PHISTRegressor(_HistogramRegressor):
+    (
+        """Private histogram regression (Berrett-Gyorfi-Walk): ``m^_j = s^_j / c^_j`` if
+    ``c^_j / n > t`` else 0 (module docstring).
+    """
+        + _REGRESSOR_DOC
+    )
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        num_cell: int = 2,
+        truncation: float = 0.01,
+        *,
+        label_bound: float | tuple[float, float] | None = None,
+        max_cells: int = MAX_CELLS,
+        chunk_size: int = 65536,
+        privacy_budget: float | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.num_cell = num_cell
+        self.truncation = truncation
+        self.label_bound = label_bound
+        self.max_cells = max_cells
+        self.chunk_size = chunk_size
+        self.privacy_budget = privacy_budget
+        self.random_state = random_state
+
+    def _readout(
+        self, estimates: CellEstimates, t: float
+    ) -> tuple[FloatArray, np.ndarray[Any, Any]]:
+        return ratio_with_fallback(estimates, np.zeros(estimates.count.shape), min_ratio=t)
+
+
+class APHISTRegressor(PHISTRegressor):
+    (
+        """Adjusted private histogram (Gyorfi-Kroll, spec §6.2 reading): ``mu-_j = (c^_j / n + h^d)
+    / 2`` and ``m^_j = (s^_j / n) / mu-_j`` if ``mu-_j >= t`` else 0 (module docstring).
+    """
+        + _REGRESSOR_DOC
+    )
+
+    def _readout(
+        self, estimates: CellEstimates, t: float
+    ) -> tuple[FloatArray, np.ndarray[Any, Any]]:
+        n_cells = estimates.count.shape[0]
+        averaged = (estimates.count / estimates.n + 1.0 / n_cells) / 2.0
+        truncated = averaged < t
+        safe = np.where(truncated, 1.0, averaged)
+        values = np.where(truncated, 0.0, estimates.label_sum / estimates.n / safe)
+        return values, truncated
+
+
+class PHISTClassifier(_Histogram):
+    """Private histogram classifier (Berrett-Butucea, binary): ``eta^_j = s^_j / c^_j`` where
+    ``c^_j >= min_samples_cell``, else 0; ``predict = classes_[1{eta^ > 1/2}]``.
+
+    Parameters
+    ----------
+    epsilon, num_cell, max_cells, chunk_size, privacy_budget, random_state:
+        As :class:`PHISTRegressor`.
+    min_samples_cell:
+        Cells with estimated count below it get ``eta^ = 0`` (the reference's default 2).
+    classes:
+        The two class labels, if ``y_public`` does not show both (never learned from private y).
+
+    Attributes
+    ----------
+    classes_, partition_, scaler_, mechanism_, estimates_, leaf_values_ (``eta^``),
+    truncated_, privacy_, privacy_ledger_, n_features_in_
+    """
+
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        num_cell: int = 2,
+        min_samples_cell: float = 2.0,
+        *,
+        classes: Any = None,
+        max_cells: int = MAX_CELLS,
+        chunk_size: int = 65536,
+        privacy_budget: float | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self.epsilon = epsilon
+        self.num_cell = num_cell
+        self.min_samples_cell = min_samples_cell
+        self.classes = classes
+        self.max_cells = max_cells
+        self.chunk_size = chunk_size
+        self.privacy_budget = privacy_budget
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
+        """Privatize ``(X, y)`` through the grid and read out truncated class-1 frequencies."""
+        floor = check_real(self.min_samples_cell, "min_samples_cell")
+        y_raw, yq, collect = self._round(X, y, X_public, y_public, check_class_labels)
+        classes = resolve_classes(self.classes, yq)
+        if classes.shape[0] != 2:
+            raise ValueError(
+                f"PHISTClassifier is binary, but there are {classes.shape[0]} classes (from "
+                "y_public/classes)"
+            )
+        estimates = collect(
+            LaplaceCellClassMechanism(epsilon=self.epsilon_, n_classes=2),
+            encode_labels(y_raw, classes, "y"),
+        )
+        usable = estimates.count >= floor
+        safe = np.where(usable, estimates.count, 1.0)
+        self.classes_ = classes
+        self.leaf_values_ = np.where(usable, estimates.label_sum / safe, 0.0)
+        self.truncated_ = ~usable
+        return self
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        """``float[n, 2]``: ``(1 - eta^, eta^)`` of each row's cell, ``eta^`` clipped to [0, 1]."""
+        cells, _ = self._cells(X)
+        eta = np.clip(self.leaf_values_[cells], 0.0, 1.0)
+        return np.stack([1.0 - eta, eta], axis=1)
+
+    def predict(self, X: Any) -> np.ndarray[Any, Any]:
+        """``classes_[1{eta^ > 1/2}]``."""
+        cells, _ = self._cells(X)
+        labels: np.ndarray[Any, Any] = self.classes_[(self.leaf_values_[cells] > 0.5).astype(int)]
+        return labels
+
+    def score(self, X: Any, y: Any) -> float:
+        """Accuracy."""
+        pred = self.predict(X)
+        truth = check_class_labels(y, "y", n=pred.shape[0])
+        return float(
+            np.mean(encode_labels(truth, self.classes_) == encode_labels(pred, self.classes_))
+        )
