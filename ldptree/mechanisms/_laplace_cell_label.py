@@ -43,8 +43,6 @@ from ldptree.mechanisms._records import check_records
 from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
-_INT32_LIMIT = 2**31 - 1
-
 
 class LaplaceCellLabelReport(NamedTuple):
     """Reports of ``n`` holders as grid codes: ``cell`` and ``label``, both ``int32[n, L]``."""
@@ -117,7 +115,8 @@ class LaplaceCellLabelMechanism:
 
     @property
     def max_summary_rows(self) -> int:
-        return _INT32_LIMIT // self.code_limit
+        """Largest report batch whose code sums fit exactly in int32 (same grid, same limit)."""
+        return self._grid.max_summary_rows
 
     def label_location(self, label: float) -> float:
         """Declared location ``(clip(y) - c) / (M Delta)`` of the label code (float64)."""
