@@ -12,6 +12,7 @@ from ldptree.accounting._channels import (
 )
 from ldptree.accounting._law import (
     CellBlock,
+    FeatureBlock,
     LabelBlock,
     RecordBlock,
     ReportLaw,
@@ -26,6 +27,7 @@ __all__ = [
     "CellBlock",
     "Channel",
     "Divergences",
+    "FeatureBlock",
     "FiniteChannel",
     "LDPCertificate",
     "LabelBlock",

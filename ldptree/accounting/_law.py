@@ -16,6 +16,13 @@ describing the law of one holder's report given its record ``(cell, label)``: a 
 * :class:`LabelBlock`: ``width`` coordinates whose inputs depend on the label only.
 * :class:`RecordBlock`: ``width`` coordinates whose inputs are any function of ``(cell, t)``;
   general, at ``O(n_cells^2)`` cost.
+* :class:`FeatureBlock`: one coordinate per feature for mechanisms whose record also carries a
+  real feature vector ``x in [lo, hi]^d`` (released directly, not through a cell: DECONV);
+  coordinate ``k`` receives ``feature_map(x_k)``, monotone and affine, through a
+  ``convex_in_location`` channel, so the worst case over the box is at its corners and the block
+  adds ``d * max(D(f(lo), f(hi)), D(f(hi), f(lo)))`` to every record pair (see
+  :func:`~ldptree.accounting.verify_ldp`). Such a mechanism's ``log_prob`` takes the record's
+  features as the keyword ``features``.
 
 ``t`` is the label as the channels see it:
 
@@ -48,6 +55,7 @@ from ldptree.protocols import Mechanism
 __all__ = [
     "Block",
     "CellBlock",
+    "FeatureBlock",
     "LabelBlock",
     "RecordBlock",
     "ReportLaw",
@@ -96,7 +104,51 @@ class RecordBlock:
     inputs: Callable[[int, Any], Sequence[Any]]
 
 
-Block: TypeAlias = CellBlock | LabelBlock | RecordBlock
+def _check_convex(_: object, attribute: attrs.Attribute[Channel], value: Channel) -> None:
+    _check_channel(_, attribute, value)
+    if not value.convex_in_location:
+        raise ValueError(
+            f"{attribute.name} of a FeatureBlock must be convex_in_location (its divergence a "
+            "convex function of the input difference), so that the corners of the feature box "
+            "are the worst case"
+        )
+
+
+def _check_feature_bounds(
+    _: object, attribute: attrs.Attribute[tuple[float, float]], value: tuple[float, float]
+) -> None:
+    lo, hi = value
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"{attribute.name} must be finite with lo < hi, got {value!r}")
+
+
+def _to_pair(value: Any) -> tuple[float, float]:
+    lo, hi = value
+    return (float(lo), float(hi))
+
+
+@attrs.frozen
+class FeatureBlock:
+    """``n_features`` coordinates: coordinate ``k`` sees ``feature_map(x_k)`` for the record's
+    feature ``x_k in bounds`` (the mechanism clips features into ``bounds``); the channel must be
+    ``convex_in_location`` and ``feature_map`` monotone and affine (both checked by the
+    verifier)."""
+
+    name: str = attrs.field(validator=_check_name)
+    channel: Channel = attrs.field(validator=_check_convex)
+    n_features: int = attrs.field(converter=int)
+    feature_map: Callable[[float], float] = attrs.field()
+    bounds: tuple[float, float] = attrs.field(
+        default=(0.0, 1.0), converter=_to_pair, validator=_check_feature_bounds
+    )
+
+    @n_features.validator
+    def _positive(self, attribute: attrs.Attribute[int], value: int) -> None:
+        if value < 1:
+            raise ValueError(f"{attribute.name} must be >= 1, got {value}")
+
+
+Block: TypeAlias = CellBlock | LabelBlock | RecordBlock | FeatureBlock
 
 
 def _check_blocks(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
@@ -104,9 +156,10 @@ def _check_blocks(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, 
         raise ValueError(f"{attribute.name} must contain at least one block")
     names = set()
     for block in value:
-        if not isinstance(block, CellBlock | LabelBlock | RecordBlock):
+        if not isinstance(block, CellBlock | LabelBlock | RecordBlock | FeatureBlock):
             raise TypeError(
-                f"{attribute.name} must contain CellBlock, LabelBlock or RecordBlock, got "
+                f"{attribute.name} must contain CellBlock, LabelBlock, RecordBlock or "
+                "FeatureBlock, got "
                 f"{type(block).__name__}"
             )
         if block.name in names:

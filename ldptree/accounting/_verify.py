@@ -19,6 +19,17 @@ Labels. Finite label domains are enumerated. For real labels in ``[lo, hi]`` the
 channel's divergence is a convex function of the input difference, so ``L`` restricted to each
 pair type (same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
 ``[t(lo), t(hi)]^2`` at a corner: evaluating the extreme labels is a proof for every real label.
+
+Features. A :class:`~ldptree.accounting.FeatureBlock` releases each coordinate ``x_k`` of a
+record's feature vector ``x in [lo, hi]^d`` through a ``convex_in_location`` channel at input
+``f(x_k)`` (``f`` monotone and affine). These coordinates do not depend on the cell or the label,
+so they add the same term to every record pair: ``sum_k D(f(x_k), f(x'_k))``, whose supremum over
+the box is attained coordinate by coordinate at ``(x_k, x'_k) in {(lo, hi), (hi, lo)}`` (a convex
+function of ``x_k - x'_k`` on ``[lo - hi, hi - lo]`` is largest at an end). With several feature
+blocks the orientation is chosen jointly (the blocks see the same ``x``), so the term is
+``d * max_o sum_blocks D_o``. The verifier also evaluates interior features and checks the
+declared monotonicity, affinity and convexity on them, as for labels. The witness then carries the
+two corner feature vectors, and ``log_prob`` is called with ``features=``.
 The verifier also evaluates interior labels and checks the declared monotonicity, affinity and
 convexity on them; a declaration that fails the check is not certified (``epsilon_bound = inf``,
 with the largest ratio found as ``epsilon_lower``).
@@ -52,6 +63,7 @@ from ldptree.accounting._channels import Channel, Divergences
 from ldptree.accounting._law import (
     Block,
     CellBlock,
+    FeatureBlock,
     LabelBlock,
     RecordBlock,
     ReportLaw,
@@ -69,7 +81,8 @@ class Witness:
     """A record pair and a report attaining ``log_ratio = log P(report|record)/P(report|other)``.
 
     ``parts`` splits the ratio by block; ``report`` is in the mechanism's format when its report
-    law can assemble one (else ``{block: outputs}``).
+    law can assemble one (else ``{block: outputs}``). ``features`` holds the two records' feature
+    vectors when the law has :class:`~ldptree.accounting.FeatureBlock` s (else ``None``).
     """
 
     record: tuple[int, Any]
@@ -77,14 +90,21 @@ class Witness:
     report: Any
     log_ratio: float
     parts: tuple[tuple[str, float], ...]
+    features: tuple[tuple[float, ...], tuple[float, ...]] | None = None
 
     def __str__(self) -> str:
         parts = ", ".join(f"{name}: {value:.12g}" for name, value in self.parts)
         report = repr(self.report)
         if len(report) > 400:
             report = report[:400] + " ..."
+        feats = (
+            ""
+            if self.features is None
+            else f" with features {self.features[0][:4]}... and {self.features[1][:4]}..."
+        )
         return (
-            f"records (cell, label) x = {self.record} and x' = {self.other}; report s = {report}; "
+            f"records (cell, label) x = {self.record} and x' = {self.other}{feats}; "
+            f"report s = {report}; "
             f"log P(s|x)/P(s|x') = {self.log_ratio:.12g} ({parts})"
         )
 
@@ -195,10 +215,12 @@ class _Evaluated:
     block: Block
     uniques: list[Any]
     div: Divergences
-    # cell blocks: on/off [P, w]; label blocks: inp [P, w]; record blocks: inp [L, P, w]
+    # cell blocks: on/off [P, w]; label blocks: inp [P, w]; record blocks: inp [L, P, w];
+    # feature blocks: inp [F, 1] at the feature probes ``features`` (the two ends first)
     on: np.ndarray[Any, Any] | None
     off: np.ndarray[Any, Any] | None
     inp: np.ndarray[Any, Any] | None
+    features: tuple[float, ...] = ()
 
 
 def _index(values: list[tuple[Any, ...]], uniques: dict[Any, int], where: str) -> Any:
@@ -216,7 +238,14 @@ def _index(values: list[tuple[Any, ...]], uniques: dict[Any, int], where: str) -
 def _evaluate(block: Block, ts: list[Any], n_cells: int) -> _Evaluated:
     uniques: dict[Any, int] = {}
     on = off = inp = None
-    if isinstance(block, CellBlock):
+    features: tuple[float, ...] = ()
+    if isinstance(block, FeatureBlock):
+        lo, hi = block.bounds
+        inner = np.linspace(lo, hi, INTERIOR_LABELS + 2)[1:-1]
+        features = (lo, hi, *(float(x) for x in inner))
+        rows = [_tuple((float(block.feature_map(x)),), block.name) for x in features]
+        inp = _index(rows, uniques, block.name)
+    elif isinstance(block, CellBlock):
         on = _index([_tuple(block.on(t), f"{block.name}.on") for t in ts], uniques, block.name)
         off = _index([_tuple(block.off(t), f"{block.name}.off") for t in ts], uniques, block.name)
         if on.shape[1] != off.shape[1]:
@@ -231,7 +260,9 @@ def _evaluate(block: Block, ts: list[Any], n_cells: int) -> _Evaluated:
     n = len(keys)
     if np.asarray(div.value).shape != (n, n):
         raise ValueError(f"{block.name}: channel divergences must have shape ({n}, {n})")
-    return _Evaluated(block=block, uniques=keys, div=div, on=on, off=off, inp=inp)
+    return _Evaluated(
+        block=block, uniques=keys, div=div, on=on, off=off, inp=inp, features=features
+    )
 
 
 def _pair_sum(d: FloatArray, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> FloatArray:
@@ -249,6 +280,10 @@ def _block_terms(ev: _Evaluated, n_cells: int) -> tuple[FloatArray, FloatArray, 
     """``(same[P, P], diff[P, P], same_cells, diff_cells)``: the block's contribution to the
     ratio of records in the same / different cells, and (record blocks) the cells attaining it."""
     d = np.asarray(ev.div.value, dtype=np.float64)
+    if isinstance(ev.block, FeatureBlock):
+        # the same for every record pair; the joint corner orientation is chosen by the caller
+        zero = np.zeros((1, 1))
+        return zero, zero, None, None
     if isinstance(ev.block, CellBlock):
         assert ev.on is not None and ev.off is not None
         off_off = _pair_sum(d, ev.off, ev.off)
@@ -290,8 +325,44 @@ def _block_terms(ev: _Evaluated, n_cells: int) -> tuple[FloatArray, FloatArray, 
     return same, diff, same_cells, diff_cells
 
 
-def _coordinate_inputs(ev: _Evaluated, cell: int, probe: int, n_cells: int) -> list[int]:
-    """Flat (cell-major) input indices of every coordinate of the block for one record."""
+def _feature_corner(ev: _Evaluated, orientation: tuple[int, int]) -> float:
+    """``D(f(x_a), f(x_b))`` per coordinate for the corners ``orientation`` (0 = lo, 1 = hi)."""
+    assert ev.inp is not None
+    d = np.asarray(ev.div.value, dtype=np.float64)
+    return float(d[ev.inp[orientation[0], 0], ev.inp[orientation[1], 0]])
+
+
+def _feature_problems(ev: _Evaluated) -> list[str]:
+    """Checks of a feature block's declaration on its probes (module docstring)."""
+    assert ev.inp is not None and isinstance(ev.block, FeatureBlock)
+    problems = []
+    values = [ev.uniques[int(i)] for i in ev.inp[:, 0]]
+    xs = np.asarray(ev.features)
+    order = np.argsort(xs)
+    v = np.asarray([float(x) for x in values])[order]
+    if not (np.all(np.diff(v) >= 0) or np.all(np.diff(v) <= 0)):
+        problems.append(f"block {ev.block.name!r}: feature_map is not monotone")
+    if not _affine_ok(values, list(ev.features)):
+        problems.append(f"block {ev.block.name!r}: feature_map is not affine")
+    d = np.asarray(ev.div.value, dtype=np.float64)
+    corner = max(_feature_corner(ev, (0, 1)), _feature_corner(ev, (1, 0)))
+    inner = float(d[np.ix_(ev.inp[:, 0], ev.inp[:, 0])].max())
+    if inner > corner + 1e-12 * max(1.0, abs(corner)):
+        problems.append(
+            f"block {ev.block.name!r}: an interior feature pair reaches {inner:.12g} > "
+            f"{corner:.12g} at the box corners: not convex as declared"
+        )
+    return problems
+
+
+def _coordinate_inputs(
+    ev: _Evaluated, cell: int, probe: int, n_cells: int, corner: int = 0
+) -> list[int]:
+    """Flat (cell-major) input indices of every coordinate of the block for one record
+    (feature blocks: every coordinate at the feature probe ``corner``)."""
+    if isinstance(ev.block, FeatureBlock):
+        assert ev.inp is not None
+        return [int(ev.inp[corner, 0])] * ev.block.n_features
     if isinstance(ev.block, CellBlock):
         assert ev.on is not None and ev.off is not None
         rows = [ev.on[probe] if c == cell else ev.off[probe] for c in range(n_cells)]
@@ -326,6 +397,8 @@ def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[
     if not np.all(diffs >= 0):
         problems.append("label_map is not monotone on the evaluated labels")
     for ev in evaluated:
+        if isinstance(ev.block, FeatureBlock):
+            continue  # checked by _feature_problems, whatever the labels
         arrays = [a for a in (ev.on, ev.off) if a is not None]
         if ev.inp is not None:
             arrays.append(ev.inp.reshape(-1, ev.inp.shape[-2], ev.inp.shape[-1]))
@@ -491,6 +564,29 @@ def verify_ldp(
             diff_total = diff_total + diff
         terms.append((same, diff, same_cells, diff_cells))
 
+    # feature blocks: one term for every record pair, at the jointly worst corner orientation
+    feature_evs = [ev for ev in evaluated if isinstance(ev.block, FeatureBlock)]
+    feature_blocks = [ev.block for ev in evaluated if isinstance(ev.block, FeatureBlock)]
+    orientation = (0, 1)
+    feature_problems: list[str] = []
+    if feature_blocks:
+        shapes = {(b.n_features, b.bounds) for b in feature_blocks}
+        if len(shapes) > 1:
+            raise ValueError(
+                "all FeatureBlocks of a report law must share n_features and bounds (they "
+                f"release the same feature vector), got {sorted(shapes)}"
+            )
+        n_feat = feature_blocks[0].n_features
+        totals = {
+            o: n_feat * math.fsum(_feature_corner(ev, o) for ev in feature_evs)
+            for o in ((0, 1), (1, 0))
+        }
+        orientation = max(totals, key=lambda o: totals[o])
+        same_total = same_total + totals[orientation]
+        diff_total = diff_total + totals[orientation]
+        for ev in feature_evs:
+            feature_problems.extend(_feature_problems(ev))
+
     certified = all(ev.div.exact for ev in evaluated)
     if not certified:
         notes.append("some channel divergences are upper bounds, not attained values")
@@ -499,7 +595,8 @@ def verify_ldp(
     use_diff = diff_total[best_diff] > same_total[best_same]
     p, q = (int(i) for i in (best_diff if use_diff else best_same))
     lower = float(diff_total[p, q] if use_diff else same_total[p, q])
-    proven = True
+    proven = not feature_problems
+    notes.extend(feature_problems)
     if real:
         problems = _declaration_problems(evaluated, ts)
         corner = max(float(same_total[:2, :2].max()), float(diff_total[:2, :2].max()))
@@ -527,8 +624,8 @@ def verify_ldp(
     lp_law = [0.0, 0.0]
     coordinate_pairs: dict[str, list[tuple[int, int]]] = {}
     for ev in evaluated:
-        ia = _coordinate_inputs(ev, cell_a, p, n_cells)
-        ib = _coordinate_inputs(ev, cell_b, q, n_cells)
+        ia = _coordinate_inputs(ev, cell_a, p, n_cells, orientation[0])
+        ib = _coordinate_inputs(ev, cell_b, q, n_cells, orientation[1])
         d = np.asarray(ev.div.value)
         parts.append((ev.block.name, float(sum(d[i, k] for i, k in zip(ia, ib, strict=True)))))
         outs = [ev.div.witness[i][k] for i, k in zip(ia, ib, strict=True)]
@@ -538,11 +635,22 @@ def verify_ldp(
             lp_law[0] += _channel_log_prob(ev, outs, ia)
             lp_law[1] += _channel_log_prob(ev, outs, ib)
     report: Any = outputs
+    witness_features = None
+    extra_a: dict[str, Any] = {}
+    extra_b: dict[str, Any] = {}
+    if feature_blocks:
+        first = feature_evs[0]
+        witness_features = (
+            (first.features[orientation[0]],) * n_feat,
+            (first.features[orientation[1]],) * n_feat,
+        )
+        extra_a = {"features": np.asarray(witness_features[0])}
+        extra_b = {"features": np.asarray(witness_features[1])}
     if law.assemble is not None:
         report = law.assemble(outputs)
         if math.isfinite(lower):
-            lp_a = float(mechanism.log_prob(report, cell_a, probes[p], n_cells))
-            lp_b = float(mechanism.log_prob(report, cell_b, probes[q], n_cells))
+            lp_a = float(mechanism.log_prob(report, cell_a, probes[p], n_cells, **extra_a))
+            lp_b = float(mechanism.log_prob(report, cell_b, probes[q], n_cells, **extra_b))
             if not (_close(lp_a, lp_law[0]) and _close(lp_b, lp_law[1])):
                 consistent = False
                 notes.append(
@@ -551,7 +659,12 @@ def verify_ldp(
                     f"log P(s|x') = {lp_law[1]:.12g} (law) vs {lp_b:.12g} (log_prob)"
                 )
     witness = Witness(
-        record=record_a, other=record_b, report=report, log_ratio=lower, parts=tuple(parts)
+        record=record_a,
+        other=record_b,
+        report=report,
+        log_ratio=lower,
+        parts=tuple(parts),
+        features=witness_features,
     )
 
     bound = lower if (certified and proven and consistent) else math.inf

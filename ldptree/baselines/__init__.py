@@ -1,11 +1,18 @@
 """Competitor baselines built from ldptree's parts (issue #5; ``docs/baselines.md``)."""
 
+from ldptree.baselines._deconv import DECONVRegressor
 from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
 from ldptree.baselines._histogram import APHISTRegressor, PHISTClassifier, PHISTRegressor
+from ldptree.baselines._reference import NON_PRIVATE, CTClassifier, DTRegressor, NonPrivate
 
 __all__ = [
     "MAX_CELLS",
+    "NON_PRIVATE",
     "APHISTRegressor",
+    "CTClassifier",
+    "DECONVRegressor",
+    "DTRegressor",
+    "NonPrivate",
     "PHISTClassifier",
     "PHISTRegressor",
     "check_grid_size",

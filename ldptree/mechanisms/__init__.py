@@ -8,6 +8,10 @@ from ldptree.mechanisms._laplace_cell_label import (
     LaplaceCellLabelMechanism,
     LaplaceCellLabelReport,
 )
+from ldptree.mechanisms._laplace_features import (
+    LaplaceFeatureLabelMechanism,
+    LaplaceFeatureLabelReport,
+)
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 
 __all__ = [
@@ -15,6 +19,8 @@ __all__ = [
     "LaplaceCellClassReport",
     "LaplaceCellLabelMechanism",
     "LaplaceCellLabelReport",
+    "LaplaceFeatureLabelMechanism",
+    "LaplaceFeatureLabelReport",
     "RRLaplaceMechanism",
     "RRLaplaceReport",
 ]
