@@ -18,12 +18,13 @@ the guarantee hold for any input (points outside the public box included). The m
 no cell: it is used with the trivial partition (``n_cells = 1``).
 
 As implemented (what the accountant certifies; as the label of
-:class:`~ldptree.mechanisms.RRLaplaceMechanism`): every coordinate is centred (features at 1/2, the label at ``c``), stochastically rounded
-to a power-of-two grid ``Delta = 2^(floor(log2 b) - 4)`` (so ``b / 32 < Delta <= b / 16``) and
-clamped to ``|code| <= K`` with ``K Delta >= (half-range) + 64 b``; post-processing of the Laplace
-release, so privacy is unchanged. The rounding keeps every coordinate unbiased and adds an
-independent error of variance at most ``Delta^2 / 4 <= b^2 / 1024`` next to the Laplace ``2 b^2``
-(0.05%): the curator's deconvolution, which assumes pure Laplace errors, is misspecified by that
+:class:`~ldptree.mechanisms.RRLaplaceMechanism`): every coordinate is centred (features at
+1/2, the label at ``c``), stochastically rounded to a power-of-two grid
+``Delta = 2^(floor(log2 b) - 4)`` (so ``b / 32 < Delta <= b / 16``) and clamped to
+``|code| <= K`` with ``K Delta >= (half-range) + 64 b``; post-processing of the Laplace release,
+so privacy is unchanged. The rounding keeps every coordinate unbiased and adds an independent
+error of variance at most ``Delta^2 / 4 <= b^2 / 1024`` next to the Laplace ``2 b^2`` (0.05%):
+the curator's deconvolution, which assumes pure Laplace errors, is misspecified by that
 much. :meth:`LaplaceFeatureLabelMechanism.report_law` declares the law for
 :func:`~ldptree.accounting.verify_ldp` (a :class:`~ldptree.accounting.FeatureBlock` and a label
 block), with the float32 sampler's caveat.
