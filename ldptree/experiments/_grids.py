@@ -18,8 +18,15 @@ Presets (source in brackets, as in the spec):
 * ``lpct-m-sim``, ``lpct-pq-sim``, ``lpct-r-sim``, ``lpct-lambda`` [C]; ``lpct-real`` (needs
   ``n_private``) and ``lpct-prune-real`` [C realdata].
 
-Baseline grids (PHIST, APHIST, DECONV, ...) are added next to their estimators, with the
-parameter names those define.
+Baseline grids, with the parameter names their estimators define (spec §7.3):
+
+* ``phist-real`` [P]: ``num_cell in {4, 3, 2, 1}`` (``h = 1 / num_cell``), ``truncation in
+  {0.01, 0.05}``; with ``d > 21`` only ``num_cell = 1`` (the paper's "h = 1 when d > 21"; a
+  grid of ``2^d`` or more cells would not fit). The rule needs the dimension, which the runner
+  passes as ``n_features``; without it the preset lists the full grid. Used by PHIST and APHIST.
+* ``deconv-real`` [P]: ``bandwidth in {0.02, 0.05, 0.1, 0.2, 0.5, 1, 5}``.
+* ``dt-real`` [P]: ``max_depth in {1, 2, 3, 4}``; ``ct-real`` [C]: ``max_depth in {1..8, 10, 12,
+  14, 16}``.
 """
 
 from __future__ import annotations
@@ -131,13 +138,42 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
 _DEPENDENT: dict[str, Callable[[int], Grid]] = {"lpct-real": _lpct_real}
 
 
+# -- baselines (issue 5): PHIST/APHIST, DECONV, DT, CT ------------------------------------------
+#: PHIST/APHIST use a single cell when d exceeds this (spec §7.3: "h = 1 if d > 21").
+PHIST_MAX_SPLIT_DIM = 21
+
+
+def _phist_real(n_features: int | None) -> Grid:
+    big = n_features is not None and n_features > PHIST_MAX_SPLIT_DIM
+    return Grid(
+        {"num_cell": (1,) if big else (4, 3, 2, 1), "truncation": (0.01, 0.05)},
+        name="phist-real",
+    )
+
+
+_FIXED.update(
+    {
+        "deconv-real": {"bandwidth": (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 5.0)},
+        "dt-real": {"max_depth": (1, 2, 3, 4)},
+        "ct-real": {"max_depth": (*range(1, 9), 10, 12, 14, 16)},
+    }
+)
+#: Presets whose grid depends on the dimension ``d`` (``None``: unknown, the full grid).
+_BY_DIMENSION: dict[str, Callable[[int | None], Grid]] = {"phist-real": _phist_real}
+
+
 def grid_names() -> tuple[str, ...]:
     """Names of all presets."""
-    return tuple(sorted((*_FIXED, *_DEPENDENT)))
+    return tuple(sorted((*_FIXED, *_DEPENDENT, *_BY_DIMENSION)))
 
 
-def grid_preset(name: str, *, n_private: int | None = None) -> Grid:
-    """The preset ``name``; presets that depend on the training size need ``n_private``."""
+def grid_preset(
+    name: str, *, n_private: int | None = None, n_features: int | None = None
+) -> Grid:
+    """The preset ``name``; presets that depend on the training size need ``n_private``, those
+    that depend on the dimension apply their rule when ``n_features`` is given."""
+    if name in _BY_DIMENSION:
+        return _BY_DIMENSION[name](n_features)
     if name in _FIXED:
         return Grid(_FIXED[name], name=name)
     if name in _DEPENDENT:

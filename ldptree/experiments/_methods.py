@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldptree.baselines import (
+    APHISTRegressor,
+    CTClassifier,
+    DECONVRegressor,
+    DTRegressor,
+    PHISTRegressor,
+)
 from ldptree.estimators import LPDTRegressor
 from ldptree.experiments._memo import MemoPartitioner
 from ldptree.experiments._registry import MethodRegistry, MethodSpec
@@ -59,4 +66,51 @@ LPDT_V = MethodSpec(
     paper_key="V",
 )
 
-DEFAULT_METHODS = MethodRegistry((LPDT_M, LPDT_V))
+# -- baselines (issue 5): private competitors and non-private references ------------------------
+PHIST = MethodSpec("phist", "regression", PHISTRegressor, "phist-real", "PHIST", paper_key="P")
+APHIST = MethodSpec("aphist", "regression", APHISTRegressor, "phist-real", "APHIST", paper_key="A")
+# DECONV guarded (our default: fallback and clipping where the ratio is unsafe) and as the paper
+# states it (no guard), which is the one comparable with the paper's column "D".
+DECONV = MethodSpec("deconv", "regression", DECONVRegressor, "deconv-real", "DECONV")
+DECONV_RAW = MethodSpec(
+    "deconv-raw",
+    "regression",
+    DECONVRegressor,
+    "deconv-real",
+    "DECONV (unguarded)",
+    fixed={"guard": "none"},
+    paper_key="D",
+)
+DT = MethodSpec(
+    "dt", "regression", DTRegressor, "dt-real", "DT (non-private)", paper_key="DT", private=False
+)
+DT_PUB = MethodSpec(
+    "dt-pub",
+    "regression",
+    DTRegressor,
+    "dt-real",
+    "DT-pub (non-private, public only)",
+    fixed={"training": "public"},
+    private=False,
+)
+CT_W = MethodSpec(
+    "ct-w",
+    "classification",
+    CTClassifier,
+    "ct-real",
+    "CT-W (non-private)",
+    fixed={"training": "union"},
+    private=False,
+)
+CT_Q = MethodSpec(
+    "ct-q",
+    "classification",
+    CTClassifier,
+    "ct-real",
+    "CT-Q (non-private, public only)",
+    fixed={"training": "public"},
+    private=False,
+)
+BASELINE_METHODS = (PHIST, APHIST, DECONV, DECONV_RAW, DT, DT_PUB, CT_W, CT_Q)
+
+DEFAULT_METHODS = MethodRegistry((LPDT_M, LPDT_V, *BASELINE_METHODS))

@@ -33,6 +33,8 @@ def _paper_key(method: str) -> str | None:
 
 def _lpdt_lookup(dataset: str, method: str, epsilon: float) -> Published | None:
     key = _paper_key(method)
+    if key == "DT":  # the non-private tree has one value per dataset, whatever epsilon
+        return lpdt_published(dataset, key, None)
     return None if key is None else lpdt_published(dataset, key, epsilon)
 
 

@@ -89,10 +89,18 @@ def _to_choice(value: Mapping[str, Any] | None) -> dict[str, str | Grid]:
     return out
 
 
-def resolve_grid(grids: Mapping[str, str | Grid], spec: MethodSpec, n_private: int) -> Grid:
-    """The grid for ``spec``: an override by method name, else the method's default preset."""
+def resolve_grid(
+    grids: Mapping[str, str | Grid],
+    spec: MethodSpec,
+    n_private: int,
+    n_features: int | None = None,
+) -> Grid:
+    """The grid for ``spec``: an override by method name, else the method's default preset
+    (presets that depend on the dimension apply their rule when ``n_features`` is given)."""
     choice = grids.get(spec.name, spec.default_grid)
-    return choice if isinstance(choice, Grid) else grid_preset(choice, n_private=n_private)
+    if isinstance(choice, Grid):
+        return choice
+    return grid_preset(choice, n_private=n_private, n_features=n_features)
 
 
 def _fit_predict(
@@ -146,7 +154,7 @@ class OracleTuning:
 
     def run(self, cell: Cell) -> list[Outcome]:
         s = cell.split
-        grid = resolve_grid(self.grids, cell.spec, s.X_train.shape[0])
+        grid = resolve_grid(self.grids, cell.spec, *s.X_train.shape)
         k = grid.size
         out = []
         for index, params in enumerate(grid.points()):
@@ -196,7 +204,7 @@ class PrivateTuning:
 
     def run(self, cell: Cell) -> list[Outcome]:
         s = cell.split
-        grid = resolve_grid(self.grids, cell.spec, s.X_train.shape[0])
+        grid = resolve_grid(self.grids, cell.spec, *s.X_train.shape)
         k, n = grid.size, s.X_train.shape[0]
         n_v = int(np.floor(self.validation_fraction * n))
         holders = np.random.default_rng(cell.seed("holders")).permutation(n)
