@@ -1,0 +1,161 @@
+"""DECONV: the Laplace feature/label mechanism, its certificate, and the chunked kernel read-out."""
+
+from __future__ import annotations
+
+import math
+
+import jax
+import numpy as np
+import pytest
+
+from ldptree.accounting import verify_ldp
+from ldptree.baselines import DECONVRegressor
+from ldptree.baselines._deconv import deconvolution_sums, deconvolution_weights_log
+from ldptree.mechanisms import LaplaceFeatureLabelMechanism
+
+
+def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n, d))
+    return X, np.sin(4.0 * X[:, 0]) + 0.1 * rng.normal(size=n)
+
+
+def test_kernel_matches_direct_product() -> None:
+    rng = np.random.default_rng(0)
+    X, Xn = rng.uniform(size=(5, 3)), rng.normal(0.5, 1.0, size=(7, 3))
+    h, b = 0.3, 0.4
+    log_mag, sign = deconvolution_weights_log(X, Xn, h, b)
+    u = (X[:, None, :] - Xn[None, :, :]) / h
+    direct = np.prod(np.exp(-(u**2) / 2) * (1.0 - (b / h) ** 2 * (u**2 - 1.0)), axis=2)
+    np.testing.assert_allclose(sign * np.exp(log_mag), direct, rtol=1e-12)
+
+
+def test_chunked_sums_equal_unchunked() -> None:
+    """4000 holders x 600 test points in blocks of 37 x 101 equal one block (float64 order)."""
+    rng = np.random.default_rng(1)
+    X = rng.uniform(size=(600, 3))
+    Xn = rng.uniform(size=(4000, 3)) + rng.laplace(scale=0.3, size=(4000, 3))
+    yn = rng.normal(size=4000)
+    kw = {"bandwidth": 0.2, "noise_scale": 0.3}
+    small = deconvolution_sums(X, Xn, yn, test_chunk=37, holder_chunk=101, **kw)
+    whole = deconvolution_sums(X, Xn, yn, test_chunk=600, holder_chunk=4000, **kw)
+    for a, b in zip(small, whole, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-12 * np.abs(b).max())
+    assert np.all(whole[2] > 0)
+
+
+def test_estimator_predictions_do_not_depend_on_chunks() -> None:
+    X, y = _data(600, 2, 2)
+    kw = {"X_public": X[:100], "y_public": y[:100]}
+    a = DECONVRegressor(8.0, 0.2, test_chunk=13, holder_chunk=50, random_state=3).fit(X, y, **kw)
+    b = DECONVRegressor(8.0, 0.2, random_state=3).fit(X, y, **kw)
+    np.testing.assert_allclose(a.predict(X[:300]), b.predict(X[:300]), rtol=1e-9)
+
+
+def test_large_budget_approaches_nadaraya_watson() -> None:
+    """With eps = 1e4 the noise is negligible: the fit must explain most of the signal.
+
+    Deterministic given the seeds (noise scale 2e-4 next to bandwidth 0.05)."""
+    X, y = _data(2000, 1, 4)
+    model = DECONVRegressor(1e4, 0.05, label_bound=(-1.5, 1.5), random_state=0).fit(X, y)
+    assert model.score(X[:500], y[:500]) > 0.9
+
+
+def test_guard_and_parity() -> None:
+    X, y = _data(400, 3, 5)
+    kw = {"X_public": X[:80], "y_public": y[:80]}
+    guarded = DECONVRegressor(1.0, 0.05, random_state=0).fit(X, y, **kw)
+    raw = DECONVRegressor(1.0, 0.05, guard="none", random_state=0).fit(X, y, **kw)
+    lo, hi = guarded.label_bound_
+    pred = guarded.predict(X[:200])
+    assert np.all((pred >= lo) & (pred <= hi))
+    raw_pred = raw.predict(X[:200])
+    assert np.all(np.isfinite(raw_pred))
+    # at eps = 1 the unguarded ratio leaves the label range: the failure the guard exists for
+    assert np.max(np.abs(raw_pred)) > hi
+    assert 0.0 < guarded.guarded_fraction(X[:200]) <= 1.0
+
+
+def test_privacy_record_and_label_bound_source() -> None:
+    X, y = _data(300, 2, 6)
+    model = DECONVRegressor(3.0, 0.5, random_state=0).fit(X, y, X_public=X[:30], y_public=y[:30])
+    assert model.privacy_.epsilon == pytest.approx(3.0)
+    assert model.label_bound_ == (float(y[:30].min()), float(y[:30].max()))
+    assert model.mechanism_.feature_scale == pytest.approx(2 * 2 / 3.0)  # b_X = 2 d / eps
+    assert model.mechanism_.label_scale == pytest.approx(2 * np.ptp(y[:30]) / 3.0)
+    with pytest.raises(ValueError, match="label_bound"):
+        DECONVRegressor(1.0).fit(X, y)
+    with pytest.raises(ValueError, match="guard"):
+        DECONVRegressor(1.0, guard="nope", label_bound=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="bandwidth"):
+        DECONVRegressor(1.0, -1.0, label_bound=1.0).fit(X, y)
+    with pytest.raises(ValueError, match="budget"):
+        DECONVRegressor(2.0, label_bound=1.0, privacy_budget=1.0).fit(X, y)
+
+
+@pytest.mark.parametrize("epsilon, d, share", [(4.0, 8, 0.5), (0.7, 3, 0.3)])
+def test_certificate_holds_at_claim(epsilon: float, d: int, share: float) -> None:
+    mech = LaplaceFeatureLabelMechanism(
+        epsilon=epsilon, n_features=d, label_bound=(-2.0, 5.0), feature_share=share
+    )
+    cert = verify_ldp(mech, n_cells=1, label_bound=(-50.0, 50.0))
+    assert cert.holds and cert.exact
+    assert cert.epsilon_bound == pytest.approx(epsilon, rel=1e-9)
+    assert dict(cert.witness.parts)["features"] == pytest.approx(share * epsilon, rel=1e-9)
+    assert cert.witness.features is not None
+    # the float32 sampler's caveat (a loose bound, see _sampled_laplace) is reported, not zero
+    assert cert.delta is not None and 0.0 < cert.delta < 1.0
+
+
+class _TooLittleFeatureNoise(LaplaceFeatureLabelMechanism):
+    """Mutant: feature noise calibrated to sensitivity 1 instead of d (a classic slip)."""
+
+    @property
+    def feature_scale(self) -> float:
+        return 1.0 / self.feature_epsilon
+
+
+class _Unclipped(LaplaceFeatureLabelMechanism):
+    """Mutant: declares an unclipped (non-affine past the box) feature map."""
+
+    def feature_location(self, x: float) -> float:
+        return float(x) ** 3 / self.feature_step
+
+
+def test_certificate_rejects_too_small_noise() -> None:
+    mech = _TooLittleFeatureNoise(epsilon=2.0, n_features=4, label_bound=(0.0, 1.0))
+    cert = verify_ldp(mech, n_cells=1, label_bound=(0.0, 1.0))
+    assert not cert.holds
+    assert cert.epsilon_bound == pytest.approx(1.0 + 4 * 1.0, rel=1e-9)  # label 1 + features d
+
+
+def test_certificate_refuses_undeclared_shape() -> None:
+    mech = _Unclipped(epsilon=2.0, n_features=2, label_bound=(0.0, 1.0))
+    cert = verify_ldp(mech, n_cells=1, label_bound=(0.0, 1.0))
+    assert not cert.holds and math.isinf(cert.epsilon_bound)
+    assert any("affine" in note for note in cert.notes)
+
+
+def test_mechanism_reports_are_chunk_invariant_and_unbiased() -> None:
+    mech = LaplaceFeatureLabelMechanism(epsilon=2.0, n_features=3, label_bound=(0.0, 10.0))
+    rng = np.random.default_rng(7)
+    x, y = rng.uniform(size=(4096, 3)), rng.uniform(0, 10, size=4096)
+    key = jax.random.key(11)
+    whole = mech.privatize(key, np.zeros(4096, np.int32), y, 1, features=x)
+    tail = mech.privatize(
+        key, np.zeros(2048, np.int32), y[2048:], 1, features=x[2048:], first_holder=2048
+    )
+    np.testing.assert_array_equal(np.asarray(tail.features), np.asarray(whole.features)[2048:])
+    np.testing.assert_array_equal(np.asarray(tail.label), np.asarray(whole.label)[2048:])
+    # mean error of 12288 feature releases, sd sqrt(2) b_X / sqrt(12288) = 0.058: |mean| < 0.3
+    # fails with probability < 1e-6 (5 sd); the sd estimate is within 5% w.p. > 1 - 1e-6
+    err = mech.decode_features(whole.features) - x
+    assert abs(err.mean()) < 0.3
+    assert err.std() == pytest.approx(math.sqrt(2) * mech.feature_scale, rel=0.05)
+    est = mech.debias(mech.summarize(whole, 1), 4096)
+    # label total: sd sqrt(2 n) b_Y; 5 sd
+    assert abs(est.label_sum[0] - y.sum()) < 5 * math.sqrt(2 * 4096) * mech.label_scale
+    with pytest.raises(ValueError, match="n_cells"):
+        mech.privatize(key, np.zeros(3, np.int32), y[:3], 2, features=x[:3])
+    with pytest.raises(ValueError, match="features"):
+        mech.privatize(key, np.zeros(3, np.int32), y[:3], 1)
