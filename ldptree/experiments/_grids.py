@@ -167,9 +167,7 @@ def grid_names() -> tuple[str, ...]:
     return tuple(sorted((*_FIXED, *_DEPENDENT, *_BY_DIMENSION)))
 
 
-def grid_preset(
-    name: str, *, n_private: int | None = None, n_features: int | None = None
-) -> Grid:
+def grid_preset(name: str, *, n_private: int | None = None, n_features: int | None = None) -> Grid:
     """The preset ``name``; presets that depend on the training size need ``n_private``, those
     that depend on the dimension apply their rule when ``n_features`` is given."""
     if name in _BY_DIMENSION:
