@@ -2,12 +2,19 @@
 
 from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
 from ldptree.baselines._histogram import APHISTRegressor, PHISTClassifier, PHISTRegressor
+from ldptree.baselines._pglm import GaussianGLMStatistics, PGLMClassifier
+from ldptree.baselines._privunit import PrivUnitG
+from ldptree.baselines._psgd import PSGDClassifier
 
 __all__ = [
     "MAX_CELLS",
     "APHISTRegressor",
+    "GaussianGLMStatistics",
+    "PGLMClassifier",
     "PHISTClassifier",
     "PHISTRegressor",
+    "PSGDClassifier",
+    "PrivUnitG",
     "check_grid_size",
     "uniform_grid",
 ]
