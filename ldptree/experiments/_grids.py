@@ -19,7 +19,8 @@ Presets (source in brackets, as in the spec):
   ``n_private``) and ``lpct-prune-real`` [C realdata].
 
 Baseline grids (PHIST, APHIST, DECONV, ...) are added next to their estimators, with the
-parameter names those define.
+parameter names those define: ``phist-cls`` (``num_cell`` 1-6), ``pglm`` (the one empty point),
+``psgd`` (``lr in {1e-5, 1e-3, 1e-1, 1}``) [C].
 """
 
 from __future__ import annotations
@@ -127,6 +128,11 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
         "lam": (0.1, 0.5, 1, 2, 5, 10, 50, 100, 250, 500, 750, 1000, 1250, 1500, 2000),
     },
     "lpct-prune-real": {"min_samples_leaf": (1, 5)},
+    # classification baselines (issue #5) [C]: PHIST num_cell 1..6 (points with num_cell^d > 2^30
+    # or d >= 32 are refused by the phist-c estimator), PGLM no grid, PSGD learning rates.
+    "phist-cls": {"num_cell": (1, 2, 3, 4, 5, 6)},
+    "pglm": {},
+    "psgd": {"lr": (1e-5, 1e-3, 1e-1, 1.0)},
 }
 _DEPENDENT: dict[str, Callable[[int], Grid]] = {"lpct-real": _lpct_real}
 
