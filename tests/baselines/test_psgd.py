@@ -8,7 +8,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import special, stats
+from scipy import integrate, special, stats
 
 from ldptree.baselines import PrivUnitG, PSGDClassifier
 from ldptree.baselines._privunit import ndtri_exp
@@ -164,3 +164,32 @@ def test_bad_input_names_the_argument() -> None:
         PSGDClassifier(epsilon=2.0, mode="reference", privacy_budget=3.0).fit(
             X, y, X_public=X, y_public=y
         )
+
+
+def test_reference_short_input_breaks_the_bound() -> None:
+    """Why a short normalised gradient is rounded to the sphere: fed as it is (the reference),
+    x = 0.7 u gives the output's u-component the density of W = 0.51 G + 0.7 alpha, whose tail is
+    lighter than alpha's, so the log density ratio against the unit input u exceeds eps (and
+    grows without bound in w). Deterministic quadrature, no sampling."""
+    mech = EPS1
+    p, gamma, q = mech.p, mech.gamma, mech.q
+
+    def f_alpha(a: float) -> float:
+        weight = p / q if a >= gamma else (1 - p) / (1 - q)
+        return float(weight * stats.norm.pdf(a))
+
+    r = 0.7
+    c = 1 - r * r
+
+    def f_w(w: float) -> float:
+        value, _ = integrate.quad(
+            lambda a: f_alpha(a) * stats.norm.pdf((w - r * a) / c) / c,
+            -40,
+            40,
+            points=[gamma],
+            limit=400,
+        )
+        return float(value)
+
+    ratios = [math.log(f_alpha(w) / f_w(w)) for w in (4.0, 6.0)]
+    assert ratios[0] > mech.epsilon and ratios[1] > ratios[0] + 1.0
