@@ -27,6 +27,8 @@ Baseline grids, with the parameter names their estimators define (spec §7.3):
 * ``deconv-real`` [P]: ``bandwidth in {0.02, 0.05, 0.1, 0.2, 0.5, 1, 5}``.
 * ``dt-real`` [P]: ``max_depth in {1, 2, 3, 4}``; ``ct-real`` [C]: ``max_depth in {1..8, 10, 12,
   14, 16}``.
+* ``phist-cls`` [C] (``num_cell`` 1-6), ``pglm`` (the one empty point),
+``psgd`` (``lr in {1e-5, 1e-3, 1e-1, 1}``) [C].
 """
 
 from __future__ import annotations
@@ -134,6 +136,11 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
         "lam": (0.1, 0.5, 1, 2, 5, 10, 50, 100, 250, 500, 750, 1000, 1250, 1500, 2000),
     },
     "lpct-prune-real": {"min_samples_leaf": (1, 5)},
+    # classification baselines (issue #5) [C]: PHIST num_cell 1..6 (points with num_cell^d > 2^30
+    # or d >= 32 are refused by the phist-c estimator), PGLM no grid, PSGD learning rates.
+    "phist-cls": {"num_cell": (1, 2, 3, 4, 5, 6)},
+    "pglm": {},
+    "psgd": {"lr": (1e-5, 1e-3, 1e-1, 1.0)},
 }
 _DEPENDENT: dict[str, Callable[[int], Grid]] = {"lpct-real": _lpct_real}
 

@@ -11,12 +11,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from ldptree._validation import check_matrix
 from ldptree.baselines import (
     APHISTRegressor,
     CTClassifier,
     DECONVRegressor,
     DTRegressor,
+    PGLMClassifier,
+    PHISTClassifier,
     PHISTRegressor,
+    PSGDClassifier,
+    check_grid_size,
 )
 from ldptree.estimators import LPDTRegressor
 from ldptree.experiments._memo import MemoPartitioner
@@ -113,4 +118,43 @@ CT_Q = MethodSpec(
 )
 BASELINE_METHODS = (PHIST, APHIST, DECONV, DECONV_RAW, DT, DT_PUB, CT_W, CT_Q)
 
-DEFAULT_METHODS = MethodRegistry((LPDT_M, LPDT_V, *BASELINE_METHODS))
+# --- classification baselines (issue #5): phist-c, pglm, psgd-l, psgd-n -------------------------
+# The LPCT paper's Table 2 is not in _published.py (only LPDT columns are), so paper_key is None.
+
+#: The LPCT experiments' PHIST skip rule: ``num_cell^d <= 2^30`` and ``d < 32`` (spec §6.1, §7.3).
+PHIST_PAPER_MAX_CELLS = 2**30
+PHIST_PAPER_MAX_FEATURES = 31
+
+
+class PaperGridPHISTClassifier(PHISTClassifier):
+    """:class:`~ldptree.baselines.PHISTClassifier` refusing, with a ``ValueError``, the grid points
+    the LPCT experiments skipped (reported as ``-``): ``d >= 32`` or ``num_cell^d > 2^30``. The
+    library's own memory guard (``max_cells``, default ``2^22``) still applies and is stricter.
+    """
+
+    def fit(
+        self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None
+    ) -> PaperGridPHISTClassifier:
+        d = check_matrix(X, "X").shape[1]
+        if d > PHIST_PAPER_MAX_FEATURES:
+            raise ValueError(
+                f"phist-c is skipped for d >= {PHIST_PAPER_MAX_FEATURES + 1} features (the LPCT "
+                f"experiments' rule), got d={d}; use PHISTClassifier directly to run it anyway"
+            )
+        check_grid_size(self.num_cell, d, PHIST_PAPER_MAX_CELLS)
+        super().fit(X, y, X_public=X_public, y_public=y_public)
+        return self
+
+
+PHIST_C = MethodSpec("phist-c", "classification", PaperGridPHISTClassifier, "phist-cls", "PHIST")
+PGLM = MethodSpec("pglm", "classification", PGLMClassifier, "pglm", "PGLM")
+PSGD_L = MethodSpec(
+    "psgd-l", "classification", PSGDClassifier, "psgd", "PSGD-L", fixed={"model": "linear"}
+)
+PSGD_N = MethodSpec(
+    "psgd-n", "classification", PSGDClassifier, "psgd", "PSGD-N", fixed={"model": "mlp"}
+)
+CLASSIFICATION_BASELINES = (PHIST_C, PGLM, PSGD_L, PSGD_N)
+# --- end classification baselines -----------------------------------------------------------------
+
+DEFAULT_METHODS = MethodRegistry((LPDT_M, LPDT_V, *BASELINE_METHODS, *CLASSIFICATION_BASELINES))
