@@ -13,6 +13,7 @@ from ldptree.experiments._records import RunRecord, read_records
 from ldptree.experiments._registry import Estimator, MethodRegistry, MethodSpec
 from ldptree.experiments._report import write_report
 from ldptree.experiments._reproduce import lpdt_table_experiment
+from ldptree.experiments._lpct_table import lpct_source, lpct_table_experiment
 from ldptree.experiments._runner import Experiment, run_experiment
 from ldptree.experiments._seeds import derive_seed
 from ldptree.experiments._splits import (
@@ -55,6 +56,8 @@ __all__ += [
     "load_config",
     "lpdt_published",
     "lpdt_table_experiment",
+    "lpct_source",
+    "lpct_table_experiment",
     "markdown_report",
     "markdown_table",
     "privatize_losses",

@@ -16,7 +16,9 @@ Presets (source in brackets, as in the spec):
   ``n_l = 40`` public points per leaf, so the number of cells stays proportional to the public,
   hence the private, sample size; ``lpdt-quick``: two points for smoke tests.
 * ``lpct-m-sim``, ``lpct-pq-sim``, ``lpct-r-sim``, ``lpct-lambda`` [C]; ``lpct-real`` (needs
-  ``n_private``) and ``lpct-prune-real`` [C realdata].
+  ``n_private``) and ``lpct-prune-real`` [C realdata]; ``lpct-real-p`` (``lpct-real`` without
+  ``lam``: LPDT for classification, lambda = 0); ``lpct-quick``/``lpct-p-quick`` (smoke tests) and
+  ``lpct-private``/``lpct-p-private`` (ours, 6/3 points for private tuning).
 
 Baseline grids (PHIST, APHIST, DECONV, ...) are added next to their estimators, with the
 parameter names those define.
@@ -129,6 +131,41 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     "lpct-prune-real": {"min_samples_leaf": (1, 5)},
 }
 _DEPENDENT: dict[str, Callable[[int], Grid]] = {"lpct-real": _lpct_real}
+
+
+# --- LPCT Table 2 presets (reproduce lpct-table) ----------------------------------------------
+def _lpct_real_p(n_private: int) -> Grid:
+    """LPDT-for-classification (lambda = 0): the LPCT-M real grid without its lambda axis."""
+    axes = tuple((name, values) for name, values in _lpct_real(n_private).axes if name != "lam")
+    return Grid(axes, name="lpct-real-p")
+
+
+_DEPENDENT["lpct-real-p"] = _lpct_real_p
+_FIXED.update(
+    {
+        # smoke tests: 4 (LPCT) / 2 (lambda = 0) points
+        "lpct-quick": {
+            "min_samples_split": (1,),
+            "min_samples_leaf": (1,),
+            "max_depth": (2, 4),
+            "lam": (1, 100),
+        },
+        "lpct-p-quick": {"min_samples_split": (1,), "min_samples_leaf": (1,), "max_depth": (2, 4)},
+        # ours, for private tuning: few points (the validation noise grows with k, and with
+        # disjoint training groups each candidate sees 1/k of the holders)
+        "lpct-private": {
+            "min_samples_split": (1,),
+            "min_samples_leaf": (4,),
+            "max_depth": (2, 4, 6),
+            "lam": (1, 100),
+        },
+        "lpct-p-private": {
+            "min_samples_split": (1,),
+            "min_samples_leaf": (4,),
+            "max_depth": (2, 4, 6),
+        },
+    }
+)
 
 
 def grid_names() -> tuple[str, ...]:
