@@ -156,9 +156,7 @@ def _add_reproduce(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--datasets", nargs="+", default=None, help="manifest names or 'all' (default: all)"
     )
     rep.add_argument("--epsilons", nargs="+", type=float, default=None, help="privacy budgets")
-    rep.add_argument(
-        "--reps", type=int, default=None, help="repetitions (default: the target's)"
-    )
+    rep.add_argument("--reps", type=int, default=None, help="repetitions (default: the target's)")
     rep.add_argument(
         "--methods", nargs="+", default=None, help="lpct-table: method names (default: all)"
     )

@@ -56,6 +56,7 @@ QUICK_REPS = 2
 QUICK_EPSILONS = (8.0,)
 #: lambda-free methods get the lambda-free quick/private presets
 _QUICK = {"lpct-m": "lpct-quick", "lpct-v": "lpct-quick", "lpdt-c": "lpct-p-quick"}
+_TABLE = {"lpct-m": "lpct-table", "lpct-v": "lpct-table", "lpdt-c": "lpct-table-p"}
 _PRIVATE = {"lpct-m": "lpct-private", "lpct-v": "lpct-private", "lpdt-c": "lpct-p-private"}
 
 
@@ -76,7 +77,9 @@ def available_lpct_methods(
     return tuple(out)
 
 
-def _subset(data: Dataset, rows: np.ndarray, name: str, columns: np.ndarray | None = None) -> Dataset:
+def _subset(
+    data: Dataset, rows: np.ndarray, name: str, columns: np.ndarray | None = None
+) -> Dataset:
     cols = np.arange(data.n_features) if columns is None else columns
     return attrs.evolve(
         data,
@@ -158,7 +161,7 @@ def lpct_table_experiment(
         names = list(datasets)
     chosen = tuple(methods) if methods else available_lpct_methods(quick=quick)
     if tuning == "oracle":
-        grids = _QUICK if quick else {}
+        grids = _QUICK if quick else _TABLE
         mode: Tuning = OracleTuning({m: g for m, g in grids.items() if m in chosen})
     elif tuning == "private":
         grids = _QUICK if quick else _PRIVATE
