@@ -1,5 +1,6 @@
 """The ``ldptree`` command line: ``ldptree demo`` runs the LPDT Figure 1 experiment,
-``ldptree reproduce lpdt-table`` the LPDT real-data table, ``ldptree run CONFIG.toml`` a custom
+``ldptree reproduce TARGET`` a table or figure of the papers (``lpdt-table``, ``lpdt-figure1``,
+``lpdt-figure2``, ``lpct-figure4``, ``lpct-table``), ``ldptree run CONFIG.toml`` a custom
 experiment."""
 
 from __future__ import annotations
@@ -46,6 +47,25 @@ def _finish(csv_path: Path, title: str) -> int:
 def _reproduce(args: argparse.Namespace) -> int:
     from ldptree.experiments import lpdt_table_experiment, run_experiment
 
+    if args.target in _FIGURES:
+        return _FIGURES[args.target](args)
+    if args.target == "lpct-table":
+        from ldptree.experiments import lpct_table_experiment
+
+        experiment = lpct_table_experiment(
+            datasets=args.datasets,
+            epsilons=args.epsilons,
+            reps=args.reps,
+            tuning=args.tuning,
+            quick=args.quick,
+            methods=args.methods,
+            data_dir=args.data_dir,
+            seed=args.seed,
+        )
+        csv_path = run_experiment(experiment, _out(args), jobs=args.jobs)
+        return _finish(csv_path, "LPCT real-data table (LPCT paper Table 2 protocol)")
+    if args.methods:
+        raise ValueError("--methods is for lpct-table; lpdt-table runs LPDT-M and LPDT-V")
     experiment = lpdt_table_experiment(
         datasets=args.datasets,
         epsilons=args.epsilons,
@@ -55,8 +75,67 @@ def _reproduce(args: argparse.Namespace) -> int:
         data_dir=args.data_dir,
         seed=args.seed,
     )
-    csv_path = run_experiment(experiment, args.out, jobs=args.jobs)
+    csv_path = run_experiment(experiment, _out(args), jobs=args.jobs)
     return _finish(csv_path, "LPDT real-data table (LPDT paper Table 2/5 protocol)")
+
+
+def _out(args: argparse.Namespace) -> Path:
+    return Path(args.out or f"results/{args.target}")
+
+
+def _figure1_target(args: argparse.Namespace) -> int:
+    from ldptree.experiments import plot_figure1, run_figure1
+
+    reps = args.reps or (2 if args.quick else 10)
+    eps = (args.epsilons or [8.0])[0]
+    result, models, sample = run_figure1(
+        reps=reps, epsilon=eps, seed=args.seed, progress=print, quick=args.quick
+    )
+    out = _out(args)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "figure1.md").write_text(
+        f"# LPDT Figure 1, eps = {eps:g}, {reps} repetitions, seed {args.seed}"
+        + (" (quick)" if args.quick else "")
+        + f"\n\nBest per arm (oracle on mean test MSE):\n\n{result.table()}\n\n"
+        f"Every configuration:\n\n{result.grid_table()}\n"
+    )
+    png = plot_figure1(models, sample, out / "figure1.png")
+    print(result.table())
+    print(f"wrote {out / 'figure1.md'} and {png}")
+    return 0
+
+
+def _figure2_target(args: argparse.Namespace) -> int:
+    from ldptree.experiments import run_lpdt_figure2
+
+    for path in run_lpdt_figure2(
+        _out(args),
+        epsilons=args.epsilons,
+        reps=args.reps,
+        quick=args.quick,
+        seed=args.seed,
+        jobs=args.jobs,
+    ):
+        print(f"wrote {path}")
+    return 0
+
+
+def _figure4_target(args: argparse.Namespace) -> int:
+    from ldptree.experiments import run_lpct_figure4
+
+    for path in run_lpct_figure4(
+        _out(args), epsilons=args.epsilons, reps=args.reps, quick=args.quick, seed=args.seed
+    ):
+        print(f"wrote {path}")
+    return 0
+
+
+_FIGURES = {
+    "lpdt-figure1": _figure1_target,
+    "lpdt-figure2": _figure2_target,
+    "lpct-figure4": _figure4_target,
+}
+TARGETS = ("lpdt-table", "lpdt-figure1", "lpdt-figure2", "lpct-figure4", "lpct-table")
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -72,15 +151,20 @@ def _run(args: argparse.Namespace) -> int:
 
 def _add_reproduce(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     rep = sub.add_parser("reproduce", help="reproduce a table of the papers")
-    rep.add_argument("target", choices=["lpdt-table"], help="what to reproduce")
+    rep.add_argument("target", choices=TARGETS, help="what to reproduce")
     rep.add_argument(
         "--datasets", nargs="+", default=None, help="manifest names or 'all' (default: all)"
     )
     rep.add_argument("--epsilons", nargs="+", type=float, default=None, help="privacy budgets")
-    rep.add_argument("--reps", type=int, default=None, help="repetitions (default 10)")
+    rep.add_argument("--reps", type=int, default=None, help="repetitions (default: the target's)")
+    rep.add_argument(
+        "--methods", nargs="+", default=None, help="lpct-table: method names (default: all)"
+    )
     rep.add_argument("--tuning", choices=["oracle", "private"], default="oracle")
-    rep.add_argument("--out", default="results/lpdt-table", help="output folder")
-    rep.add_argument("--quick", action="store_true", help="tiny grid and 3 reps (CI smoke test)")
+    rep.add_argument("--out", default=None, help="output folder (default results/TARGET)")
+    rep.add_argument(
+        "--quick", action="store_true", help="tiny grids and few reps (CI smoke test, < 2 min)"
+    )
     rep.add_argument("--data-dir", default=None, help="data folder (default: $LDPTREE_DATA)")
     rep.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
     rep.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")

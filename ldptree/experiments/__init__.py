@@ -5,6 +5,9 @@ from ldptree.experiments._figure1 import Figure1Result, plot_figure1, run_figure
 __all__ = ["Figure1Result", "plot_figure1", "run_figure1"]
 from ldptree.experiments._config import load_config
 from ldptree.experiments._grids import Grid, grid_names, grid_preset
+from ldptree.experiments._lpct_figure4 import Figure4Config, run_lpct_figure4
+from ldptree.experiments._lpct_table import lpct_source, lpct_table_experiment
+from ldptree.experiments._lpdt_figure2 import run_lpdt_figure2
 from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._metrics import ACCURACY, MSE, Metric
 from ldptree.experiments._private_validation import privatize_losses
@@ -36,6 +39,7 @@ __all__ += [
     "Entry",
     "Estimator",
     "Experiment",
+    "Figure4Config",
     "FixedParams",
     "GivenPublicSplit",
     "Grid",
@@ -53,6 +57,8 @@ __all__ += [
     "grid_preset",
     "impute_from_public",
     "load_config",
+    "lpct_source",
+    "lpct_table_experiment",
     "lpdt_published",
     "lpdt_table_experiment",
     "markdown_report",
@@ -60,6 +66,8 @@ __all__ += [
     "privatize_losses",
     "read_records",
     "run_experiment",
+    "run_lpct_figure4",
+    "run_lpdt_figure2",
     "summarize",
     "wilcoxon_p",
     "write_report",

@@ -91,8 +91,12 @@ def run_figure1(
     epsilon: float = 8.0,
     seed: int = 0,
     progress: Callable[[str], None] | None = None,
+    quick: bool = False,
 ) -> tuple[Figure1Result, dict[str, LPDTRegressor], tuple[FloatArray, FloatArray]]:
-    """Run the grid over ``reps`` repetitions; also return rep 0's best models and its sample."""
+    """Run the grid over ``reps`` repetitions; also return rep 0's best models and its sample.
+
+    ``quick`` (smoke tests) keeps depths 2 and 4 and ``n_l = 20``."""
+    depths, leaf_sizes = ((2, 4), (20,)) if quick else (DEPTHS, LEAF_SIZES)
     mse: dict[tuple[str, int, int], list[float]] = {}
     first: dict[tuple[str, int, int], LPDTRegressor] = {}
     sample: tuple[FloatArray, FloatArray] = (np.empty((0, 1)), np.empty(0))
@@ -101,11 +105,11 @@ def run_figure1(
         (X, y, Xq, yq), (X8, y8), (Xt, yt) = _arms(np.random.default_rng([seed, rep]))
         bound = (float(yq.min()), float(yq.max()))
         fits: dict[tuple[str, int, int], Any] = {}
-        for depth, n_l in itertools.product(DEPTHS, LEAF_SIZES):
+        for depth, n_l in itertools.product(depths, leaf_sizes):
             fits[("public", depth, n_l)] = LPDTRegressor(epsilon, depth, n_l, random_state=rep).fit(
                 X, y, X_public=Xq, y_public=yq
             )
-        for depth in DEPTHS:
+        for depth in depths:
             fits[("no public", depth, 0)] = LPDTRegressor(
                 epsilon, depth, label_bound=bound, random_state=rep
             ).fit(X8, y8)

@@ -16,7 +16,11 @@ Presets (source in brackets, as in the spec):
   ``n_l = 40`` public points per leaf, so the number of cells stays proportional to the public,
   hence the private, sample size; ``lpdt-quick``: two points for smoke tests.
 * ``lpct-m-sim``, ``lpct-pq-sim``, ``lpct-r-sim``, ``lpct-lambda`` [C]; ``lpct-real`` (needs
-  ``n_private``) and ``lpct-prune-real`` [C realdata].
+  ``n_private``) and ``lpct-prune-real`` [C realdata]; ``lpct-real-p`` (``lpct-real`` without
+  ``lam``: LPDT for classification, lambda = 0); ``lpct-quick``/``lpct-p-quick`` (smoke tests) and
+  ``lpct-private``/``lpct-p-private`` (ours, 6/3 points for private tuning); ``lpct-table`` /
+  ``lpct-table-p`` (ours: ``lpct-real`` coarsened, leaf sizes ``4^i`` and lambda in
+  ``{0.1, 1, 10, 100, 1000}``; ``reproduce lpct-table``'s default, for run time).
 
 Baseline grids, with the parameter names their estimators define (spec §7.3):
 
@@ -33,6 +37,7 @@ Baseline grids, with the parameter names their estimators define (spec §7.3):
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterator
@@ -167,6 +172,58 @@ _FIXED.update(
 )
 #: Presets whose grid depends on the dimension ``d`` (``None``: unknown, the full grid).
 _BY_DIMENSION: dict[str, Callable[[int | None], Grid]] = {"phist-real": _phist_real}
+
+
+# --- LPCT Table 2 presets (reproduce lpct-table) ----------------------------------------------
+def _lpct_real_p(n_private: int) -> Grid:
+    """LPDT-for-classification (lambda = 0): the LPCT-M real grid without its lambda axis."""
+    axes = tuple((name, values) for name, values in _lpct_real(n_private).axes if name != "lam")
+    return Grid(axes, name="lpct-real-p")
+
+
+def _lpct_table(n_private: int, *, lam: bool = True) -> Grid:
+    """``lpct-real`` coarsened ~6x for our reproduction (same ranges): every other leaf size
+    ``4^i`` and lambda on decades. The paper's 1800-point grid costs ~4 min per dataset and
+    repetition on 2 cores; the oracle's optimism also grows with the grid size."""
+    leaves = tuple(4**i for i in range(max(1, int(math.log2(n_private) - 1) // 2)))
+    axes: dict[str, tuple[Any, ...]] = {
+        "min_samples_split": (1,),
+        "min_samples_leaf": leaves,
+        "max_depth": (*range(1, 9), 10, 12, 14, 16),
+    }
+    if lam:
+        axes["lam"] = (0.1, 1, 10, 100, 1000)
+    return Grid(axes, name="lpct-table" if lam else "lpct-table-p")
+
+
+_DEPENDENT["lpct-real-p"] = _lpct_real_p
+_DEPENDENT["lpct-table"] = _lpct_table
+_DEPENDENT["lpct-table-p"] = functools.partial(_lpct_table, lam=False)
+_FIXED.update(
+    {
+        # smoke tests: 4 (LPCT) / 2 (lambda = 0) points
+        "lpct-quick": {
+            "min_samples_split": (1,),
+            "min_samples_leaf": (1,),
+            "max_depth": (2, 4),
+            "lam": (1, 100),
+        },
+        "lpct-p-quick": {"min_samples_split": (1,), "min_samples_leaf": (1,), "max_depth": (2, 4)},
+        # ours, for private tuning: few points (the validation noise grows with k, and with
+        # disjoint training groups each candidate sees 1/k of the holders)
+        "lpct-private": {
+            "min_samples_split": (1,),
+            "min_samples_leaf": (4,),
+            "max_depth": (2, 4, 6),
+            "lam": (1, 100),
+        },
+        "lpct-p-private": {
+            "min_samples_split": (1,),
+            "min_samples_leaf": (4,),
+            "max_depth": (2, 4, 6),
+        },
+    }
+)
 
 
 def grid_names() -> tuple[str, ...]:

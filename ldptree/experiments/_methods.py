@@ -23,10 +23,10 @@ from ldptree.baselines import (
     PSGDClassifier,
     check_grid_size,
 )
-from ldptree.estimators import LPDTRegressor
+from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.experiments._memo import MemoPartitioner
 from ldptree.experiments._registry import MethodRegistry, MethodSpec
-from ldptree.partitions import MaxEdgePartitioner
+from ldptree.partitions import CartPartitioner, MaxEdgePartitioner
 
 
 def lpdt_max_edge(
@@ -105,6 +105,7 @@ CT_W = MethodSpec(
     "ct-real",
     "CT-W (non-private)",
     fixed={"training": "union"},
+    paper_key="CT-W",
     private=False,
 )
 CT_Q = MethodSpec(
@@ -114,12 +115,13 @@ CT_Q = MethodSpec(
     "ct-real",
     "CT-Q (non-private, public only)",
     fixed={"training": "public"},
+    paper_key="CT-Q",
     private=False,
 )
 BASELINE_METHODS = (PHIST, APHIST, DECONV, DECONV_RAW, DT, DT_PUB, CT_W, CT_Q)
 
 # --- classification baselines (issue #5): phist-c, pglm, psgd-l, psgd-n -------------------------
-# The LPCT paper's Table 2 is not in _published.py (only LPDT columns are), so paper_key is None.
+# Paper keys name the LPCT Table 2 columns in _published.py.
 
 #: The LPCT experiments' PHIST skip rule: ``num_cell^d <= 2^30`` and ``d < 32`` (spec §6.1, §7.3).
 PHIST_PAPER_MAX_CELLS = 2**30
@@ -146,15 +148,115 @@ class PaperGridPHISTClassifier(PHISTClassifier):
         return self
 
 
-PHIST_C = MethodSpec("phist-c", "classification", PaperGridPHISTClassifier, "phist-cls", "PHIST")
-PGLM = MethodSpec("pglm", "classification", PGLMClassifier, "pglm", "PGLM")
+PHIST_C = MethodSpec(
+    "phist-c", "classification", PaperGridPHISTClassifier, "phist-cls", "PHIST", paper_key="PHIST"
+)
+PGLM = MethodSpec("pglm", "classification", PGLMClassifier, "pglm", "PGLM", paper_key="PGLM")
 PSGD_L = MethodSpec(
-    "psgd-l", "classification", PSGDClassifier, "psgd", "PSGD-L", fixed={"model": "linear"}
+    "psgd-l",
+    "classification",
+    PSGDClassifier,
+    "psgd",
+    "PSGD-L",
+    fixed={"model": "linear"},
+    paper_key="PSGD-L",
 )
 PSGD_N = MethodSpec(
-    "psgd-n", "classification", PSGDClassifier, "psgd", "PSGD-N", fixed={"model": "mlp"}
+    "psgd-n",
+    "classification",
+    PSGDClassifier,
+    "psgd",
+    "PSGD-N",
+    fixed={"model": "mlp"},
+    paper_key="PSGD-N",
 )
 CLASSIFICATION_BASELINES = (PHIST_C, PGLM, PSGD_L, PSGD_N)
 # --- end classification baselines -----------------------------------------------------------------
 
-DEFAULT_METHODS = MethodRegistry((LPDT_M, LPDT_V, *BASELINE_METHODS, *CLASSIFICATION_BASELINES))
+
+# --- LPCT family (LPCT Table 2, spec §4.2, §5, §7.3) -------------------------------------------
+# The LPCT runs use ``simulation="aggregate"``: per-cell noise sums drawn in law (spec §3.5),
+# the same distribution of estimates as the per-holder protocol at O(cells) cost, which is what
+# makes the paper's 1800-point oracle grid affordable.
+
+
+def lpct_tree(
+    *,
+    epsilon: float,
+    random_state: Any,
+    rule: str = "max_edge",
+    max_depth: int = 4,
+    min_samples_leaf: int = 2,
+    min_samples_split: int = 5,
+    criterion: str = "gini",
+    **kwargs: Any,
+) -> LPCTClassifier:
+    """``LPCTClassifier(rule=...)`` with the (deterministic) partition memoised across a grid:
+    the max-edge and CART rules ignore their key, so results equal the plain estimator's."""
+    kind = {"max_edge": MaxEdgePartitioner, "cart": CartPartitioner}[rule]
+    partitioner = MemoPartitioner(
+        kind(
+            max_depth=max_depth,
+            min_samples_split=min_samples_split,
+            min_samples_leaf=min_samples_leaf,
+            criterion=criterion,
+        )
+    )
+    return LPCTClassifier(
+        epsilon,
+        max_depth,
+        min_samples_leaf,
+        min_samples_split=min_samples_split,
+        rule=partitioner,
+        criterion=criterion,
+        random_state=random_state,
+        **kwargs,
+    )
+
+
+_AGG = {"simulation": "aggregate"}
+LPCT_M = MethodSpec(
+    "lpct-m", "classification", lpct_tree, "lpct-real", "LPCT-M", fixed=_AGG, paper_key="LPCT-M"
+)
+LPCT_V = MethodSpec(
+    "lpct-v",
+    "classification",
+    lpct_tree,
+    "lpct-real",
+    "LPCT-V",
+    fixed={**_AGG, "rule": "cart"},
+    paper_key="LPCT-V",
+)
+LPCT_PRUNE_M = MethodSpec(
+    "lpct-prune-m",
+    "classification",
+    LPCTPrunedClassifier,
+    "lpct-prune-real",
+    "LPCT-prune-M",
+    fixed=_AGG,
+    paper_key="prune-M",
+)
+LPCT_PRUNE_V = MethodSpec(
+    "lpct-prune-v",
+    "classification",
+    LPCTPrunedClassifier,
+    "lpct-prune-real",
+    "LPCT-prune-V",
+    fixed={**_AGG, "rule": "cart"},
+    paper_key="prune-V",
+)
+# LPDT for classification = LPCT-P: lambda = 0 (private counts only), on the LPCT-M grid minus
+# lambda (spec §7.3, reference ``LPCT_original``)
+LPDT_C = MethodSpec(
+    "lpdt-c",
+    "classification",
+    lpct_tree,
+    "lpct-real-p",
+    "LPDT (lambda=0)",
+    fixed={**_AGG, "lam": 0.0},
+    paper_key="LPDT",
+)
+LPCT_METHODS = (LPCT_M, LPCT_V, LPCT_PRUNE_M, LPCT_PRUNE_V, LPDT_C)
+DEFAULT_METHODS = MethodRegistry(
+    (LPDT_M, LPDT_V, *BASELINE_METHODS, *LPCT_METHODS, *CLASSIFICATION_BASELINES)
+)

@@ -83,10 +83,12 @@ LPDT_DATASETS = {
 
 @attrs.frozen
 class Published:
-    """One published value: ``value`` (``None`` for an out-of-memory ``-``) and its star."""
+    """One published value: ``value`` (``None`` for an out-of-memory ``-``) and its star;
+    ``certain`` is ``False`` where the paper's epsilon of the value is a guess (LPCT blocks A/B)."""
 
     value: float | None
     significant: bool
+    certain: bool = True
 
 
 def _parse(text: str) -> dict[tuple[str, str, float | None], Published]:
@@ -124,3 +126,70 @@ LPDT_PUBLISHED = _parse(_LPDT_TABLE)
 def lpdt_published(dataset: str, column: str, epsilon: float | None) -> Published | None:
     """The paper's value for a manifest dataset name, a column key and epsilon, if any."""
     return LPDT_PUBLISHED.get((dataset, column, epsilon))
+
+
+# --- LPCT Table 2 (spec §9.2) -----------------------------------------------------------------
+# Mean test accuracy over 20 repetitions, best grid point by mean test accuracy (oracle), stored
+# as a fraction (the paper prints x10: 8.346 = 0.8346). Block C is epsilon = 8 (its rank sums
+# match the authors' notebook run at epsilon = 8). Blocks A and B are two smaller budgets whose
+# symbols were lost in text extraction; the LPCT budget grid suggests 0.5 and 2, and they are
+# stored under those values with ``certain=False`` (tables mark them "?").
+LPCT_COLUMNS = (
+    "CT-W",
+    "LPCT-M",
+    "LPCT-V",
+    "prune-M",
+    "prune-V",
+    "CT-Q",
+    "PHIST",
+    "LPDT",
+    "PGLM",
+    "PSGD-L",
+    "PSGD-N",
+)
+_LPCT_BLOCKS = {
+    (0.5, False): """
+Diabetes  9.964 7.067 7.590* 6.489 7.398 7.301 6.676 6.305 5.499 6.582 6.448
+Rice      8.992 9.039 9.183* 8.983 9.183* 9.117 5.467 6.583 4.886 8.517 8.142
+Census    8.685 8.539 8.743* 8.017 8.440 8.285 -     7.195 5.104 8.310 8.405
+""",
+    (2.0, False): """
+Diabetes  9.964 7.274 7.590* 6.529 7.401 7.301 6.676 6.676 5.499 6.653 6.674
+Rice      8.992 9.027 9.183* 8.983 9.183* 9.117 5.467 8.458 4.886 9.050 8.750
+Census    8.685 8.537 8.743* 8.017 8.440 8.285 -     8.017 5.104 8.432 8.471
+""",
+    (8.0, True): """
+Diabetes  9.964 7.503 7.930* 6.628 7.410 7.301 6.676 7.496 5.588 7.244 7.101
+Rice      8.992 9.011 9.183* 8.983 9.181 9.117 8.858 9.017 6.283 9.017 8.875
+Census    8.685 8.557 8.743* 8.017 8.440 8.285 -     8.527 5.389 8.530 8.154
+""",
+}
+#: paper dataset -> our source name (lpct-table); the paper's other eight datasets are not in
+#: the shared data folder
+LPCT_DATASETS = {"Diabetes": "diabetes", "Rice": "rice", "Census": "adult-census"}
+
+
+def _parse_lpct() -> dict[tuple[str, str, float], Published]:
+    table: dict[tuple[str, str, float], Published] = {}
+    for (eps, certain), text in _LPCT_BLOCKS.items():
+        for line in text.strip().splitlines():
+            name, *cells = line.split()
+            if len(cells) != len(LPCT_COLUMNS):
+                raise ValueError(f"LPCT published row {name!r} has {len(cells)} cells")
+            for column, cell in zip(LPCT_COLUMNS, cells, strict=True):
+                number = cell.rstrip("*")
+                value = None if number == "-" else float(number) / 10.0
+                table[(LPCT_DATASETS[name], column, eps)] = Published(
+                    value, cell.endswith("*"), certain
+                )
+    return table
+
+
+LPCT_PUBLISHED = _parse_lpct()
+
+
+def published(dataset: str, column: str, epsilon: float | None) -> Published | None:
+    """The value of either paper's table (the dataset names do not overlap)."""
+    if epsilon is not None and (dataset, column, epsilon) in LPCT_PUBLISHED:
+        return LPCT_PUBLISHED[(dataset, column, epsilon)]
+    return lpdt_published(dataset, column, epsilon)

@@ -43,7 +43,10 @@ FIELDS = (
     "spend",
     "fingerprint",
     "cell_rows",
+    "privacy",
 )
+#: the header before the ``privacy`` column existed (still readable)
+_OLD_FIELDS = FIELDS[:-1]
 
 CellKey = tuple[str, str, float, int, str]
 
@@ -83,6 +86,7 @@ class RunRecord:
     spend: str
     fingerprint: str
     cell_rows: int
+    privacy: str = ""  # JSON: the cell's privacy ledger (private tuning), else empty
 
     @property
     def cell(self) -> CellKey:
@@ -126,6 +130,7 @@ class RunRecord:
             spend=row["spend"],
             fingerprint=row["fingerprint"],
             cell_rows=int(row["cell_rows"]),
+            privacy=row.get("privacy") or "",
         )
 
 
@@ -139,7 +144,7 @@ def read_records(path: str | os.PathLike[str]) -> list[RunRecord]:
         return []
     with file.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        if tuple(reader.fieldnames or ()) != FIELDS:
+        if tuple(reader.fieldnames or ()) not in (FIELDS, _OLD_FIELDS):
             raise ValueError(f"{file} is not an ldptree results file (unexpected header)")
         rows = list(reader)
     records = []
@@ -188,7 +193,12 @@ def load_completed(path: Path, fingerprints: dict[tuple[str, str, str], str]) ->
         by_cell.setdefault(record.cell, []).append(record)
     complete = {cell for cell, rows in by_cell.items() if len(rows) == rows[0].cell_rows}
     cut_short = path.is_file() and not path.read_bytes().endswith(b"\n")
-    if len(complete) != len(by_cell) or cut_short:
+    # a file from before the privacy column is rewritten with the current header, so appended
+    # rows line up with it
+    old_header = bool(records) and not path.read_text(encoding="utf-8").startswith(
+        ",".join(FIELDS) + "\n"
+    )
+    if len(complete) != len(by_cell) or cut_short or old_header:
         kept = [r for r in records if r.cell in complete]
         tmp = path.with_name(path.name + ".tmp")
         write_records(tmp, kept, append=False)

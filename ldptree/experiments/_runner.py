@@ -153,6 +153,7 @@ def _run_cell(
             spend=o.spend,
             fingerprint=fingerprint,
             cell_rows=len(outcomes),
+            privacy=o.privacy,
         )
         for o in outcomes
     ]

@@ -17,7 +17,7 @@ import numpy as np
 from scipy import stats
 
 from ldptree.experiments._methods import DEFAULT_METHODS
-from ldptree.experiments._published import Published, lpdt_published
+from ldptree.experiments._published import Published, published
 from ldptree.experiments._summary import Entry, higher_is_better
 
 ALPHA = 0.05
@@ -34,8 +34,8 @@ def _paper_key(method: str) -> str | None:
 def _lpdt_lookup(dataset: str, method: str, epsilon: float) -> Published | None:
     key = _paper_key(method)
     if key == "DT":  # the non-private tree has one value per dataset, whatever epsilon
-        return lpdt_published(dataset, key, None)
-    return None if key is None else lpdt_published(dataset, key, epsilon)
+        return published(dataset, key, None)
+    return None if key is None else published(dataset, key, epsilon)
 
 
 def wilcoxon_p(a: Entry, b: Entry) -> float:
@@ -111,7 +111,11 @@ def markdown_table(
                 cells.append("-" if pub is not None else "")
                 cells.extend("" for mm, _ in columns if mm == m)
                 continue
-            cells.append(_fmt(pub.value) + ("\\*" if pub.significant else ""))
+            cells.append(
+                _fmt(pub.value)
+                + ("\\*" if pub.significant else "")
+                + ("" if pub.certain else " (eps?)")
+            )
             cells.extend(
                 f"{row[(mm, t)].mean / pub.value:.2f}" if (mm, t) in row else ""
                 for mm, t in columns

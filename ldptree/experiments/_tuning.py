@@ -20,6 +20,7 @@
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ import attrs
 import numpy as np
 
 from ldptree._validation import check_open_unit
+from ldptree.accounting import PrivacyLedger, PrivacySpend
 from ldptree.experiments._grids import Grid, grid_preset
 from ldptree.experiments._metrics import Metric
 from ldptree.experiments._private_validation import (
@@ -54,6 +56,7 @@ class Outcome:
     private_pipeline: bool
     spend: str
     validation_score: float | None = None
+    privacy: str = ""  # JSON of the cell's privacy ledger (private tuning), see _charge
 
 
 @attrs.frozen(eq=False)
@@ -218,15 +221,17 @@ class PrivateTuning:
         X_val = s.X_train[validation]
         start = time.perf_counter()
         losses, test_preds = np.empty((n_v, k)), []
+        ledger = _Charges(cell.epsilon, shared=self.training == "shared")
         for index, (params, group) in enumerate(zip(grid.points(), groups, strict=True)):
             X_eval = np.concatenate([X_val, s.X_test])
-            pred, _ = _fit_predict(
+            pred = ledger.fit_predict(
                 cell, params, cell.seed("fit", index), s.X_train[group], s.y_train[group], X_eval
             )
             pred = np.asarray(pred)
             losses[:, index] = cell.metric.loss(pred[:n_v], s.y_train[validation])
             test_preds.append(pred[n_v:])
         bound = cell.metric.loss_bound(s.y_public)
+        ledger.charge_validation(k, bound)  # before the validation holders release anything
         noisy = privatize_losses(
             losses,
             bound=bound,
@@ -258,10 +263,11 @@ class PrivateTuning:
                 selected=True,
                 n_train=int(groups[best].shape[0]),
                 n_validation=n_v,
-                holder_epsilon=cell.epsilon if disjoint else k * cell.epsilon,
+                holder_epsilon=ledger.ledger.total.epsilon,
                 private_pipeline=disjoint and cell.spec.private,
                 spend=spend,
                 validation_score=float(scores[best]),
+                privacy=ledger.to_json(),
             )
         ]
 
@@ -272,3 +278,56 @@ class PrivateTuning:
             "validation_fraction": self.validation_fraction,
             "training": self.training,
         }
+
+
+# --- the privacy ledger of a private-tuning cell ----------------------------------------------
+class _Charges:
+    """Charges every release of a private-tuning cell to a :class:`PrivacyLedger`.
+
+    Disjoint training (``shared=False``): training group ``j`` pays what model ``j``'s own
+    ledger says it spent (``privacy_``), the validation holders pay their noisy-loss release
+    (``eps``); the groups are disjoint holders, so the ledger composes them in *parallel* and
+    carries a budget of ``eps``: a model or a validation release above ``eps`` is refused with
+    ``ValueError`` before the validation holders release. Shared training: every training
+    holder pays every model's spend (sequential composition, no cap), as the paper's App. D.2.
+    """
+
+    def __init__(self, epsilon: float, *, shared: bool) -> None:
+        self.epsilon = epsilon
+        self.shared = shared
+        budget = None if shared else PrivacySpend(epsilon=epsilon)
+        self.ledger = PrivacyLedger(budget=budget)
+        self.models = 0
+
+    def fit_predict(
+        self, cell: Cell, params: Mapping[str, Any], seed: int, X: Any, y: Any, X_eval: Any
+    ) -> Any:
+        model = cell.spec.build(cell.epsilon, params, seed)
+        model.fit(X, y, X_public=cell.split.X_public, y_public=cell.split.y_public)
+        # an estimator without a ledger (a non-private reference) is charged its nominal eps
+        spend = getattr(model, "privacy_", None)
+        if not isinstance(spend, PrivacySpend):
+            spend = PrivacySpend(epsilon=cell.epsilon)
+        group = "training" if self.shared else f"training-{self.models}"
+        self.ledger = self.ledger.record(f"model {self.models} reports", spend, holders=group)
+        self.models += 1
+        return model.predict(X_eval)
+
+    def charge_validation(self, k: int, bound: float) -> None:
+        self.ledger = self.ledger.record(
+            f"{k} clipped losses + Laplace(k B / eps), B = {bound:.4g}",
+            PrivacySpend(epsilon=self.epsilon),
+            holders="validation",
+        )
+
+    def to_json(self) -> str:
+        groups = {g: self.ledger.spent(g).epsilon for g in self.ledger.groups}
+        return json.dumps(
+            {
+                "composition": "sequential (shared training)" if self.shared else "parallel",
+                "budget": None if self.ledger.budget is None else self.ledger.budget.epsilon,
+                "holder_epsilon": self.ledger.total.epsilon,
+                "groups": groups,
+            },
+            sort_keys=True,
+        )

@@ -12,9 +12,10 @@ from ldptree.experiments._methods import DEFAULT_METHODS, PaperGridPHISTClassifi
 
 def test_specs_build_the_right_estimators_from_their_grids() -> None:
     built = {}
-    for name in ("phist-c", "pglm", "psgd-l", "psgd-n"):
+    keys = {"phist-c": "PHIST", "pglm": "PGLM", "psgd-l": "PSGD-L", "psgd-n": "PSGD-N"}
+    for name, key in keys.items():
         spec = DEFAULT_METHODS.get(name)
-        assert spec.task == "classification" and spec.paper_key is None
+        assert spec.task == "classification" and spec.paper_key == key
         points = list(grid_preset(spec.default_grid).points())
         built[name] = [spec.build(8.0, p, seed=0) for p in points]
     assert [m.num_cell for m in built["phist-c"]] == [1, 2, 3, 4, 5, 6]
