@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import json
+import math
 import time
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
@@ -137,7 +138,7 @@ class FixedParams:
                 selected=True,
                 n_train=s.X_train.shape[0],
                 n_validation=0,
-                holder_epsilon=cell.epsilon,
+                holder_epsilon=_holder_epsilon(cell, cell.epsilon),
                 private_pipeline=cell.spec.private,
                 spend=f"one {cell.epsilon:g}-LDP report per training holder",
             )
@@ -173,7 +174,7 @@ class OracleTuning:
                     selected=None,
                     n_train=s.X_train.shape[0],
                     n_validation=0,
-                    holder_epsilon=k * cell.epsilon,
+                    holder_epsilon=_holder_epsilon(cell, k * cell.epsilon),
                     private_pipeline=False,
                     spend=(
                         f"NON-PRIVATE oracle: {k} fits of {cell.epsilon:g}-LDP reports on the same "
@@ -263,7 +264,7 @@ class PrivateTuning:
                 selected=True,
                 n_train=int(groups[best].shape[0]),
                 n_validation=n_v,
-                holder_epsilon=ledger.ledger.total.epsilon,
+                holder_epsilon=_holder_epsilon(cell, ledger.ledger.total.epsilon),
                 private_pipeline=disjoint and cell.spec.private,
                 spend=spend,
                 validation_score=float(scores[best]),
@@ -278,6 +279,11 @@ class PrivateTuning:
             "validation_fraction": self.validation_fraction,
             "training": self.training,
         }
+
+
+def _holder_epsilon(cell: Cell, epsilon: float) -> float:
+    """What a training holder spends in ``cell``: ``inf`` for a non-private reference method."""
+    return epsilon if cell.spec.private else math.inf
 
 
 # --- the privacy ledger of a private-tuning cell ----------------------------------------------
@@ -304,9 +310,13 @@ class _Charges:
     ) -> Any:
         model = cell.spec.build(cell.epsilon, params, seed)
         model.fit(X, y, X_public=cell.split.X_public, y_public=cell.split.y_public)
-        # an estimator without a ledger (a non-private reference) is charged its nominal eps
         spend = getattr(model, "privacy_", None)
+        if not cell.spec.private:
+            # a non-private reference releases raw records: nothing to charge, and the cell's
+            # holder_epsilon says inf (``_holder_epsilon``); only the validation is charged
+            return model.predict(X_eval)
         if not isinstance(spend, PrivacySpend):
+            # a private estimator without a ledger is charged its nominal budget
             spend = PrivacySpend(epsilon=cell.epsilon)
         group = "training" if self.shared else f"training-{self.models}"
         self.ledger = self.ledger.record(f"model {self.models} reports", spend, holders=group)

@@ -7,7 +7,7 @@ import json
 import pytest
 from exp_helpers import source
 
-from ldptree.experiments import Experiment, PrivateTuning, read_records, run_experiment
+from ldptree.experiments import Experiment, Grid, PrivateTuning, read_records, run_experiment
 from ldptree.experiments._methods import lpdt_max_edge
 from ldptree.experiments._registry import MethodSpec
 
@@ -53,3 +53,14 @@ def test_a_model_above_the_budget_is_refused(private_experiment, tmp_path):
     )
     with pytest.raises(ValueError, match="above the budget"):
         run_experiment(experiment, tmp_path, progress=False)
+
+
+def test_a_non_private_reference_is_recorded_as_infinite_spend(tmp_path):
+    # DT trains on raw records: no training charge may pretend otherwise; only the validation
+    # holders' noisy release is charged, and the cell's holder epsilon is inf
+    tuning = PrivateTuning({"dt": Grid({"max_depth": (1, 2)})})
+    experiment = Experiment("t", [source()], ["dt"], (2.0,), 1, tuning)
+    row = read_records(run_experiment(experiment, tmp_path, progress=False))[0]
+    ledger = json.loads(row.privacy)
+    assert ledger["groups"] == {"validation": 2.0}
+    assert row.holder_epsilon == float("inf") and not row.private_pipeline
