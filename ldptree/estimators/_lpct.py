@@ -43,7 +43,13 @@ from ldptree.estimators._lpct_readout import (
     simplex_projection,
     weighted_eta,
 )
-from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler, run_round
+from ldptree.estimators._protocol import (
+    budget_ledger,
+    check_fit_data,
+    check_simulation,
+    fit_scaler,
+    run_round,
+)
 from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
@@ -51,7 +57,6 @@ from ldptree.protocols import CellEstimates, Mechanism
 
 _CRITERIA = ("entropy", "gini")
 _OUTSIDE = ("clamp", "zero")
-_SIMULATIONS = ("per_holder", "aggregate")
 #: Released numbers per chunk when ``chunk_size`` is left to the estimator.
 _CHUNK_NUMBERS = 1 << 22
 
@@ -102,7 +107,7 @@ class _LPCTBase(BaseEstimator):
         epsilon = check_positive(self.epsilon, "epsilon")
         margin = check_real(self.feature_margin, "feature_margin")
         _choice(self.outside, "outside", _OUTSIDE)
-        simulation = _choice(self.simulation, "simulation", _SIMULATIONS)
+        aggregate = check_simulation(self.simulation)
         X_arr, y_raw, Xq, yq = check_fit_data(
             X, y, X_public, y_public, check_labels=check_class_labels
         )
@@ -154,7 +159,7 @@ class _LPCTBase(BaseEstimator):
                 codes,
                 key=key_noise,
                 chunk_size=self._chunk(mechanism, n_cells),
-                aggregate=simulation == "aggregate",
+                aggregate=aggregate,
             )
         self.classes_ = classes
         self.n_features_in_ = d

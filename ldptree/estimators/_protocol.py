@@ -62,6 +62,17 @@ def fit_scaler(X_public: FloatArray | None, n_features: int, margin: float) -> R
     return RangeScaler.fit(X_public, margin=margin)
 
 
+#: How a fit runs its private round: the protocol, or its in-law simulation (spec §3.5).
+SIMULATIONS = ("per_holder", "aggregate")
+
+
+def check_simulation(value: Any) -> bool:
+    """Whether ``simulation`` asks for the aggregate simulation; ``ValueError`` if unknown."""
+    if not isinstance(value, str) or value not in SIMULATIONS:
+        raise ValueError(f"simulation must be one of {SIMULATIONS}, got {value!r}")
+    return value == "aggregate"
+
+
 def run_round(
     partition: Partition,
     mechanism: Mechanism,

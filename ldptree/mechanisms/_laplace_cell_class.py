@@ -84,6 +84,23 @@ def _to_n_classes(value: Any) -> int:
     return check_int(value, "n_classes", minimum=2)
 
 
+def gamma_code_sums(
+    key: PRNGKey, truth: FloatArray, n: int, per_unit: float, beta: float
+) -> FloatArray:
+    """Simulation only: the code sums of ``n`` grid-Laplace reports per coordinate, in law.
+
+    ``truth`` holds the summed locations in label units; a sum of ``n`` Laplace(``beta``) codes
+    is ``beta (G_1 - G_2)`` with ``G ~ Gamma(n, 1)`` (module docstring: exact for the continuous
+    release, without the grid rounding and the sampler's truncation).
+    """
+    # one bucketed draw, cut to size, so jit compiles the sampler once per bucket
+    size = bucket(2 * truth.size, 64)
+    flat = np.asarray(jax.random.gamma(key, float(n), (size,)), dtype=np.float64)
+    gammas = flat[: 2 * truth.size].reshape(2, *truth.shape)
+    out: FloatArray = truth * per_unit + (gammas[0] - gammas[1]) * beta
+    return out
+
+
 @attrs.frozen
 class LaplaceCellClassMechanism:
     """Laplace on the cell one-hot ``U`` and on ``V = onehot(y) (x) U`` (module docstring).
@@ -273,16 +290,10 @@ class LaplaceCellClassMechanism:
                 n_cells, self.n_classes
             )
         k_cell, k_label = jax.random.split(key)
-
-        def noisy(k: PRNGKey, truth: FloatArray) -> FloatArray:
-            # one bucketed draw, cut to size, so jit compiles the sampler once per bucket
-            size = bucket(2 * truth.size, 64)
-            flat = np.asarray(jax.random.gamma(k, float(n), (size,)), dtype=np.float64)
-            gammas = flat[: 2 * truth.size].reshape(2, *truth.shape)
-            out: FloatArray = truth * self.per_unit + (gammas[0] - gammas[1]) * self.beta
-            return out
-
-        return {"cell": noisy(k_cell, counts), "label": noisy(k_label, classes.astype(float))}
+        return {
+            "cell": gamma_code_sums(k_cell, counts, n, self.per_unit, self.beta),
+            "label": gamma_code_sums(k_label, classes.astype(float), n, self.per_unit, self.beta),
+        }
 
     # -- likelihood and verification --------------------------------------------------------------
     def log_prob(

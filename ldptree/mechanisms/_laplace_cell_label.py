@@ -32,12 +32,16 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
-from ldptree._typing import PRNGKey
+from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree.accounting._channels import grid_laplace_channel, grid_laplace_log_probs
 from ldptree.accounting._law import CellBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.mechanisms._laplace_cell_class import CLAMP_SCALES, LaplaceCellClassMechanism
+from ldptree.mechanisms._laplace_cell_class import (
+    CLAMP_SCALES,
+    LaplaceCellClassMechanism,
+    gamma_code_sums,
+)
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
 from ldptree.mechanisms._records import check_records
 from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
@@ -195,6 +199,34 @@ class LaplaceCellLabelMechanism:
             jnp.asarray(reports.cell), jnp.asarray(reports.label)
         )
         return sums
+
+    def simulate_summary(
+        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int
+    ) -> dict[str, FloatArray]:
+        """Simulation only (spec §3.5): the summed codes of all holders drawn in aggregate.
+
+        ``sum_i t_i`` per cell plus ``beta (G_1 - G_2)``, ``G ~ Gamma(n, 1)``, as
+        :meth:`LaplaceCellClassMechanism.simulate_summary`: exact in law for the continuous
+        release, ``O(L)`` draws, without the grid rounding (variance at most ``Delta^2 / 4`` per
+        report next to ``2 beta^2 Delta^2``) and the sampler's truncation; same mean. The input is
+        the whole private sample, so this is never the protocol.
+        """
+        cells_j, labels_j = check_records(cells, labels, n_cells, integer_labels=False)
+        cell_idx = np.asarray(cells_j)
+        n = int(cell_idx.shape[0])
+        if n == 0:
+            raise ValueError("cells must hold at least one record")
+        lo, hi = self.label_bound
+        t = (np.clip(np.asarray(labels_j, np.float64), lo, hi) - self.label_center) / (
+            self.label_half_range
+        )
+        counts = np.bincount(cell_idx, minlength=n_cells).astype(np.float64)
+        label_sums = np.bincount(cell_idx, weights=t, minlength=n_cells).astype(np.float64)
+        k_cell, k_label = jax.random.split(key)
+        return {
+            "cell": gamma_code_sums(k_cell, counts, n, self.per_unit, self.beta),
+            "label": gamma_code_sums(k_label, label_sums, n, self.per_unit, self.beta),
+        }
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """``c^ = Delta sum code(U~)``, ``s^ = M Delta sum code(V~) + c c^`` (module docstring)."""

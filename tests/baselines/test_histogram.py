@@ -108,3 +108,47 @@ def test_sanity_lpdt_beats_phist_on_smooth_signal() -> None:
     mse_l = float(np.mean((lpdt.predict(Xt) - f(Xt)) ** 2))
     print(f"MSE PHIST {mse_p:.4f} LPDT {mse_l:.4f}")
     assert mse_p < 1.0 and mse_l < 1.0
+
+
+def test_aggregate_simulation_matches_the_protocol_in_law() -> None:
+    # R independent rounds of n holders each way: per holder (one privatize call over n R holders,
+    # summed per round) and simulate_summary (R keys). Means agree (z < 6: two-sided 2e-9 per
+    # coordinate) and variances agree (log F-ratio within 6 sd = 6 sqrt(4 / R); false-failure
+    # rate below 1e-8 for the 8 coordinates); the simulation omits only the grid rounding, whose
+    # variance is < 1/2000 of the noise's.
+    mech = LaplaceCellLabelMechanism(epsilon=2.0, label_bound=(-1.0, 3.0))
+    n, n_cells, rounds = 40, 4, 1000
+    rng = np.random.default_rng(3)
+    cells = rng.integers(0, n_cells, size=n)
+    y = rng.uniform(-2.0, 4.0, size=n)
+    reports = mech.privatize(jax.random.key(1), np.tile(cells, rounds), np.tile(y, rounds), n_cells)
+    per_holder = {
+        name: np.asarray(getattr(reports, name)).reshape(rounds, n, n_cells).sum(axis=1)
+        for name in ("cell", "label")
+    }
+    simulated = [
+        mech.simulate_summary(key, cells, y, n_cells)
+        for key in jax.random.split(jax.random.key(2), rounds)
+    ]
+    for name in ("cell", "label"):
+        a = per_holder[name].astype(float)
+        b = np.stack([s[name] for s in simulated])
+        se = np.sqrt(a.var(axis=0) / rounds + b.var(axis=0) / rounds)
+        assert np.all(np.abs(a.mean(axis=0) - b.mean(axis=0)) < 6 * se)
+        assert np.all(np.abs(np.log(a.var(axis=0) / b.var(axis=0))) < 6 * np.sqrt(4 / rounds))
+
+
+def test_histograms_accept_the_aggregate_simulation() -> None:
+    X, y = _data(3000, 4)
+    Xq, yq = _data(300, 5)
+    exact = PHISTRegressor(4.0, num_cell=2, random_state=0).fit(X, y, X_public=Xq, y_public=yq)
+    simulated = PHISTRegressor(4.0, num_cell=2, simulation="aggregate", random_state=0).fit(
+        X, y, X_public=Xq, y_public=yq
+    )
+    # both within 6 noise sd of the true cell counts (same tail argument as above)
+    truth = np.bincount(np.asarray(exact.partition_.cells(X)), minlength=4)
+    sd = np.sqrt(2 * 3000) * exact.mechanism_.noise_scale
+    for model in (exact, simulated):
+        assert np.all(np.abs(model.estimates_.count - truth) < 6 * sd)
+    with pytest.raises(ValueError, match="simulation"):
+        PHISTClassifier(simulation="fast").fit(X, y > 1, X_public=Xq, y_public=yq > 1)
