@@ -199,7 +199,7 @@ class RRLaplaceMechanism:
         """Reports of holders ``first_holder, first_holder + 1, ...``: ``int32[n], float[n]`` ->
         :class:`RRLaplaceReport`. Holder ``h``'s randomness depends only on ``key`` and ``h``."""
         n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
-        padded = _privatize(self, width, *args)
+        padded = _privatize(self.bits, width, _constants(self), *args)
         return RRLaplaceReport(padded.bits[:n, :n_cells], padded.code[:n])
 
     def privatize_summarize(
@@ -221,7 +221,9 @@ class RRLaplaceMechanism:
             raise ValueError(
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
             )
-        sums = _privatize_summarize(self, width, *args, jnp.int32(n))
+        sums = _privatize_summarize(
+            self.bits, width, self.summary_block, _constants(self), *args, jnp.int32(n)
+        )
         return {
             "count": sums["count"][:n_cells],
             "code_sum": sums["code_sum"][:n_cells],
@@ -369,6 +371,39 @@ class RRLaplaceMechanism:
         )
 
 
+class _Constants(NamedTuple):
+    """The mechanism's constants as *traced* kernel arguments (a pytree of scalars).
+
+    Passing them as values rather than making the mechanism a static argument lets one compiled
+    program serve every ``(epsilon, label_bound, budget_split)``: a grid over ``rho`` and the
+    per-repetition public label range would otherwise compile a new kernel per combination
+    (~0.5 s each, the dominant cost of a tuning grid on small data). Each constant is rounded to
+    the kernel's dtype exactly as the weakly typed Python scalar was before, so reports are
+    bitwise unchanged.
+    """
+
+    threshold: jax.Array  # uint32 flip threshold T
+    lo: jax.Array  # float32 label bounds
+    hi: jax.Array
+    center: jax.Array  # float32 c
+    step: jax.Array  # float32 Delta
+    beta: jax.Array  # float32 b / Delta
+    limit: jax.Array  # float32 K (an integer, exact in float32)
+
+
+def _constants(mech: RRLaplaceMechanism) -> _Constants:
+    lo, hi = mech.label_bound
+    return _Constants(
+        threshold=jnp.uint32(mech.flip_threshold),
+        lo=jnp.float32(lo),
+        hi=jnp.float32(hi),
+        center=jnp.float32(mech.label_center),
+        step=jnp.float32(mech.label_step),
+        beta=jnp.float32(mech.label_scale / mech.label_step),
+        limit=jnp.float32(mech.code_limit),
+    )
+
+
 def _kernel_args(
     key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: int
 ) -> tuple[int, int, tuple[jax.Array, ...]]:
@@ -386,8 +421,9 @@ def _kernel_args(
 
 
 def _report_kernel(
-    mech: RRLaplaceMechanism,
+    bits: int,
     width: int,
+    const: _Constants,
     key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
@@ -395,10 +431,10 @@ def _report_kernel(
 ) -> RRLaplaceReport:
     # Holder words: `n_flip` for the flips (two 16-bit draws per word at 16-bit precision), one
     # for the Laplace variate, one for the stochastic rounding.
-    per_word = 32 // mech.bits
+    per_word = 32 // bits
     n_flip = -(-width // per_word)
     words = holder_words(key_data, first_holder, cells.shape[0], n_flip + 2)
-    threshold = jnp.uint32(mech.flip_threshold)
+    threshold = const.threshold
     flips = words[:, :n_flip]
     if per_word == 2:
         flip = jnp.concatenate(
@@ -406,15 +442,14 @@ def _report_kernel(
         )
     else:
         flip = flips < threshold
-    bits = flip[:, :width] ^ (jnp.arange(width)[None, :] == cells[:, None])
-    lo, hi = mech.label_bound
+    report_bits = flip[:, :width] ^ (jnp.arange(width)[None, :] == cells[:, None])
     # A NaN would survive clip and leak through a deterministic code: treat it as the centre.
-    labels = jnp.where(jnp.isnan(labels), mech.label_center, labels)
-    y = (jnp.clip(labels, lo, hi) - mech.label_center) / mech.label_step
-    v = y + (mech.label_scale / mech.label_step) * laplace(words[:, n_flip])
+    labels = jnp.where(jnp.isnan(labels), const.center, labels)
+    y = (jnp.clip(labels, const.lo, const.hi) - const.center) / const.step
+    v = y + const.beta * laplace(words[:, n_flip])
     code = jnp.floor(v + unit_halfopen(words[:, n_flip + 1]))
-    k_lim = mech.code_limit
-    return RRLaplaceReport(bits, jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
+    clamped = jnp.clip(code, -const.limit, const.limit)
+    return RRLaplaceReport(report_bits, clamped.astype(jnp.int32))
 
 
 def _sums_kernel(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
@@ -429,16 +464,19 @@ def _sums_kernel(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.
     return {"count": sums[:, 0], "code_sum": sums[:, 1], "code_total": code.sum(dtype=jnp.int32)}
 
 
+# `bits`, `width` and the summary block size fix array shapes, so they are static; everything
+# else about the mechanism is a traced value (`_Constants`).
 @partial(jax.jit, static_argnums=(0, 1))
 def _privatize(
-    mech: RRLaplaceMechanism,
+    bits: int,
     width: int,
+    const: _Constants,
     key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
     first_holder: jax.Array,
 ) -> RRLaplaceReport:
-    return _report_kernel(mech, width, key_data, cells, labels, first_holder)
+    return _report_kernel(bits, width, const, key_data, cells, labels, first_holder)
 
 
 @partial(jax.jit, static_argnums=(0,))
@@ -446,18 +484,20 @@ def _summarize(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Ar
     return _sums_kernel(block, bits, code)
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@partial(jax.jit, static_argnums=(0, 1, 2))
 def _privatize_summarize(
-    mech: RRLaplaceMechanism,
+    bits: int,
     width: int,
+    block: int,
+    const: _Constants,
     key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
     first_holder: jax.Array,
     n_valid: jax.Array,
 ) -> dict[str, jax.Array]:
-    reports = _report_kernel(mech, width, key_data, cells, labels, first_holder)
+    reports = _report_kernel(bits, width, const, key_data, cells, labels, first_holder)
     valid = jnp.arange(cells.shape[0]) < n_valid  # padding holders report nothing
-    bits = reports.bits & valid[:, None]
+    report_bits = reports.bits & valid[:, None]
     code = jnp.where(valid, reports.code, 0)
-    return _sums_kernel(mech.summary_block, bits, code)
+    return _sums_kernel(block, report_bits, code)
