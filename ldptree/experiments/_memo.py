@@ -3,9 +3,9 @@
 In a grid, many fits share a partition: with LPDT-M and LPDT-V the partition depends on
 ``(max_depth, min_samples_leaf, min_samples_split)`` and the public rows only, not on ``rho`` or
 ``epsilon``. :class:`MemoPartitioner` wraps a *deterministic* partitioner (one that ignores its
-key, as the max-edge and CART rules do) and returns the cached partition for identical public inputs, so
-results are bit-identical to refitting. The cache is a bounded LRU keyed on the rule and the
-bytes of the public arrays.
+key, as the max-edge and CART rules do) and returns the cached partition for identical public
+inputs, so results are bit-identical to refitting. The cache is a bounded LRU keyed on the rule
+and the bytes of the public arrays.
 """
 
 from __future__ import annotations
