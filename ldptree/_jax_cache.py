@@ -19,8 +19,9 @@ touches the user's cache folder or JAX's global configuration.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, MutableMapping
+from collections.abc import Callable, Mapping, MutableMapping
 from pathlib import Path
+from typing import cast
 
 ENV_VAR = "LDPTREE_JAX_CACHE"
 _OFF = ("", "0", "off", "none", "false", "no")
@@ -60,7 +61,8 @@ def configure_compilation_cache(environ: MutableMapping[str, str] = os.environ) 
     environ.update(settings)
     import jax
 
-    jax.config.update("jax_compilation_cache_dir", str(folder))
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+    update = cast(Callable[[str, object], None], jax.config.update)  # untyped in jax
+    update("jax_compilation_cache_dir", str(folder))
+    update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    update("jax_persistent_cache_min_entry_size_bytes", 0)
     return folder
