@@ -210,11 +210,12 @@ class RRLaplaceMechanism:
         n_cells: int,
         *,
         first_holder: int = 0,
-    ) -> dict[str, jax.Array]:
+    ) -> dict[str, np.ndarray[Any, Any]]:
         """``summarize(privatize(...))`` in one jitted kernel (the simulation fast path).
 
-        Bitwise equal to the two-step result; the reports never leave the kernel, which saves a
-        pass over the ``n x L`` bits. At most ``max_summary_rows`` holders per call.
+        Bitwise equal to the two-step result (as host arrays); the reports never leave the
+        kernel, which saves a pass over the ``n x L`` bits. At most ``max_summary_rows`` holders
+        per call.
         """
         n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
         if n > self.max_summary_rows:
@@ -222,12 +223,15 @@ class RRLaplaceMechanism:
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
             )
         sums = _privatize_summarize(
-            self.bits, width, self.summary_block, _constants(self), *args, jnp.int32(n)
+            self.bits, width, self.summary_block, _constants(self), *args, np.int32(n)
         )
+        # One transfer for the three sums, then host slicing (a jax slice is a dispatch each);
+        # under an outer jit the sums stay traced.
+        host = sums if isinstance(sums["count"], jax.core.Tracer) else jax.device_get(sums)
         return {
-            "count": sums["count"][:n_cells],
-            "code_sum": sums["code_sum"][:n_cells],
-            "code_total": sums["code_total"],
+            "count": host["count"][:n_cells],
+            "code_sum": host["code_sum"][:n_cells],
+            "code_total": host["code_total"],
         }
 
     # -- curator side ---------------------------------------------------------------------------
@@ -382,41 +386,48 @@ class _Constants(NamedTuple):
     bitwise unchanged.
     """
 
-    threshold: jax.Array  # uint32 flip threshold T
-    lo: jax.Array  # float32 label bounds
-    hi: jax.Array
-    center: jax.Array  # float32 c
-    step: jax.Array  # float32 Delta
-    beta: jax.Array  # float32 b / Delta
-    limit: jax.Array  # float32 K (an integer, exact in float32)
+    threshold: Any  # uint32 flip threshold T
+    lo: Any  # float32 label bounds
+    hi: Any
+    center: Any  # float32 c
+    step: Any  # float32 Delta
+    beta: Any  # float32 b / Delta
+    limit: Any  # float32 K (an integer, exact in float32)
 
 
 def _constants(mech: RRLaplaceMechanism) -> _Constants:
+    # NumPy scalars, not jnp ones: creating a jnp scalar is a device dispatch (seven per call
+    # here), a NumPy scalar is free and jit transfers it with the other arguments. Same rounding.
     lo, hi = mech.label_bound
     return _Constants(
-        threshold=jnp.uint32(mech.flip_threshold),
-        lo=jnp.float32(lo),
-        hi=jnp.float32(hi),
-        center=jnp.float32(mech.label_center),
-        step=jnp.float32(mech.label_step),
-        beta=jnp.float32(mech.label_scale / mech.label_step),
-        limit=jnp.float32(mech.code_limit),
+        threshold=np.uint32(mech.flip_threshold),
+        lo=np.float32(lo),
+        hi=np.float32(hi),
+        center=np.float32(mech.label_center),
+        step=np.float32(mech.label_step),
+        beta=np.float32(mech.label_scale / mech.label_step),
+        limit=np.float32(mech.code_limit),
     )
 
 
 def _kernel_args(
     key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: int
-) -> tuple[int, int, tuple[jax.Array, ...]]:
+) -> tuple[int, int, tuple[Any, ...]]:
     """``(n, width, (key_data, cells, labels, first_holder))`` padded to the shape buckets."""
     cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
     n = int(cells.shape[0])
     pad = bucket(n, MIN_ROWS) - n
-    args = (
-        key_words(key),
-        jnp.pad(cells.astype(jnp.int32), (0, pad)),
-        jnp.pad(labels, (0, pad)),
-        jnp.uint32(first_holder),
-    )
+    padded: tuple[Any, Any]
+    if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
+        padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))
+    else:
+        # Concrete records are padded on the host: a NumPy pad is free, a jnp pad is a device
+        # dispatch, and on small data per-call dispatch is most of a fit. Same values.
+        padded = (
+            np.pad(np.asarray(cells, dtype=np.int32), (0, pad)),
+            np.pad(np.asarray(labels), (0, pad)),
+        )
+    args = (key_words(key), *padded, np.uint32(first_holder))
     return n, bucket(int(n_cells)), args
 
 

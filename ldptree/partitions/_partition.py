@@ -166,16 +166,26 @@ class Partition:
         compared after rounding to float32, which can move a point lying within one float32 ulp of
         a threshold. That is a change of partition, not of privacy: any partition is allowed.
         """
-        X = jnp.asarray(X)
+        traced = isinstance(X, jax.core.Tracer)
+        # Concrete input is converted and padded on the host (one transfer, no per-op dispatch:
+        # routing is called three times per fit, and on small data dispatch is what it costs).
+        # The conversion is the one jnp.asarray makes (JAX's canonical dtype, round to nearest).
+        if traced:
+            X = jnp.asarray(X)
+        else:
+            X = np.asarray(X)
+            X = X.astype(jax.dtypes.canonicalize_dtype(X.dtype), copy=False)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features}) to be routed through this "
                 f"partition, got {tuple(X.shape)}"
             )
-        n = int(X.shape[0])
-        rows, nodes = bucket(n, MIN_ROWS), bucket(self.n_nodes)
+        n, d = int(X.shape[0]), int(X.shape[1])
+        # Rows, nodes and features are padded to powers of two, so one compiled program serves
+        # every dataset and tree of the same padded size. Padding nodes are unreachable leaves,
+        # padding features are never split on, padding rows are routed and dropped.
+        rows, nodes, width = bucket(n, MIN_ROWS), bucket(self.n_nodes), bucket(d)
         pad = nodes - self.n_nodes
-        # padding nodes are unreachable leaves; padding rows are routed and dropped
         arrays = (
             np.pad(self.feature, (0, pad)),
             np.pad(self.threshold, (0, pad)),
@@ -183,9 +193,13 @@ class Partition:
             np.pad(self.right, (0, pad), constant_values=-1),
             np.pad(self.leaf_id, (0, pad)),
         )
-        routed: jax.Array = _route(
-            *arrays, np.int32(self.depth), jnp.pad(X, ((0, rows - n), (0, 0)))
-        )
+        padded: Any
+        if traced:
+            padded = jnp.pad(X, ((0, rows - n), (0, width - d)))
+        else:
+            padded = np.zeros((rows, width), dtype=X.dtype)
+            padded[:n, :d] = X
+        routed: jax.Array = _route(*arrays, np.int32(self.depth), padded)
         return routed[:n]
 
     # -- serialisation ------------------------------------------------------------------------
