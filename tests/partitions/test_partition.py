@@ -84,6 +84,18 @@ def test_jit_and_eager_routing_agree():
     np.testing.assert_array_equal(jitted, eager)
 
 
+@given(partitions(max_depth=5))
+def test_host_path_and_traced_path_route_alike(p):
+    # Concrete input is padded on the host (rows and features), traced input with jnp.pad;
+    # both must give the cells of the unpadded comparison rules.
+    X = np.random.default_rng(p.n_nodes).uniform(-0.1, 1.1, size=(37, p.n_features))
+    host = np.asarray(p.cells(X))
+    traced = np.asarray(jax.jit(p.cells)(X.astype(np.float32)))
+    np.testing.assert_array_equal(host, traced)
+    assert host.dtype == np.int32
+    assert ((host >= 0) & (host < p.n_leaves)).all()
+
+
 def test_partition_is_a_pytree_usable_under_jit():
     p = two_level()
     leaves = jax.tree_util.tree_leaves(p)
