@@ -28,6 +28,8 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, Int32Array
 
 _FORMAT = "ldptree.partition/1"
+#: Concrete inputs up to this many rows are routed in NumPy (see ``Partition._route_host``).
+HOST_ROUTING_ROWS = 65536
 
 
 def _int32(a: Any) -> Int32Array:
@@ -181,6 +183,8 @@ class Partition:
                 f"partition, got {tuple(X.shape)}"
             )
         n, d = int(X.shape[0]), int(X.shape[1])
+        if not traced and n <= HOST_ROUTING_ROWS:
+            return jnp.asarray(self._route_host(X))
         # Rows, nodes and features are padded to powers of two, so one compiled program serves
         # every dataset and tree of the same padded size. Padding nodes are unreachable leaves,
         # padding features are never split on, padding rows are routed and dropped.
@@ -203,6 +207,24 @@ class Partition:
         routed = _route(*arrays, np.int32(self.depth), padded)
         # slicing on the host and transferring back is cheaper than a device slice dispatch
         return jnp.asarray(np.asarray(routed)[:n])
+
+    def _route_host(self, X: np.ndarray[Any, Any]) -> Int32Array:
+        # The same level-wise walk as `_route`, in NumPy: for a few thousand rows the jitted
+        # program's dispatch and synchronisation cost more than the walk itself, and routing runs
+        # three times per fit. Comparisons are exact, in the same dtype as the jitted path, so
+        # the cells are identical (a test compares the two).
+        is_leaf = self.left < 0
+        ids = np.arange(self.n_nodes, dtype=np.int32)
+        go_left = np.where(is_leaf, ids, self.left).astype(np.int32)
+        go_right = np.where(is_leaf, ids, self.right).astype(np.int32)
+        feature = np.where(is_leaf, 0, self.feature)
+        threshold = np.where(is_leaf, np.inf, self.threshold).astype(X.dtype)
+        rows = np.arange(X.shape[0])
+        node = np.zeros(X.shape[0], dtype=np.int32)
+        for _ in range(self.depth):
+            node = np.where(X[rows, feature[node]] < threshold[node], go_left[node], go_right[node])
+        cells: Int32Array = self.leaf_id[node].astype(np.int32)
+        return cells
 
     # -- serialisation ------------------------------------------------------------------------
     def to_json(self) -> str:
