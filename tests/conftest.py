@@ -18,6 +18,11 @@ settings.register_profile(
 )
 settings.load_profile("ldptree")
 
+# The CLI turns on JAX's persistent compilation cache under the user's cache folder; tests that
+# call it must not write there (nor into the repository). tests/test_jax_cache.py enables it in
+# subprocesses with temporary folders.
+os.environ.setdefault("LDPTREE_JAX_CACHE", "off")
+
 
 @pytest.fixture(scope="session")
 def data_dir() -> Path:

@@ -199,7 +199,7 @@ class RRLaplaceMechanism:
         """Reports of holders ``first_holder, first_holder + 1, ...``: ``int32[n], float[n]`` ->
         :class:`RRLaplaceReport`. Holder ``h``'s randomness depends only on ``key`` and ``h``."""
         n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
-        padded = _privatize(self, width, *args)
+        padded = _privatize(self.bits, width, _constants(self), *args)
         return RRLaplaceReport(padded.bits[:n, :n_cells], padded.code[:n])
 
     def privatize_summarize(
@@ -210,22 +210,28 @@ class RRLaplaceMechanism:
         n_cells: int,
         *,
         first_holder: int = 0,
-    ) -> dict[str, jax.Array]:
+    ) -> dict[str, np.ndarray[Any, Any]]:
         """``summarize(privatize(...))`` in one jitted kernel (the simulation fast path).
 
-        Bitwise equal to the two-step result; the reports never leave the kernel, which saves a
-        pass over the ``n x L`` bits. At most ``max_summary_rows`` holders per call.
+        Bitwise equal to the two-step result (as host arrays); the reports never leave the
+        kernel, which saves a pass over the ``n x L`` bits. At most ``max_summary_rows`` holders
+        per call.
         """
         n, width, args = _kernel_args(key, cells, labels, n_cells, first_holder)
         if n > self.max_summary_rows:
             raise ValueError(
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
             )
-        sums = _privatize_summarize(self, width, *args, jnp.int32(n))
+        sums = _privatize_summarize(
+            self.bits, width, self.summary_block, _constants(self), *args, np.int32(n)
+        )
+        # One transfer for the three sums, then host slicing (a jax slice is a dispatch each);
+        # under an outer jit the sums stay traced.
+        host = sums if isinstance(sums["count"], jax.core.Tracer) else jax.device_get(sums)
         return {
-            "count": sums["count"][:n_cells],
-            "code_sum": sums["code_sum"][:n_cells],
-            "code_total": sums["code_total"],
+            "count": host["count"][:n_cells],
+            "code_sum": host["code_sum"][:n_cells],
+            "code_total": host["code_total"],
         }
 
     # -- curator side ---------------------------------------------------------------------------
@@ -369,25 +375,66 @@ class RRLaplaceMechanism:
         )
 
 
+class _Constants(NamedTuple):
+    """The mechanism's constants as *traced* kernel arguments (a pytree of scalars).
+
+    Passing them as values rather than making the mechanism a static argument lets one compiled
+    program serve every ``(epsilon, label_bound, budget_split)``: a grid over ``rho`` and the
+    per-repetition public label range would otherwise compile a new kernel per combination
+    (~0.5 s each, the dominant cost of a tuning grid on small data). Each constant is rounded to
+    the kernel's dtype exactly as the weakly typed Python scalar was before, so reports are
+    bitwise unchanged.
+    """
+
+    threshold: Any  # uint32 flip threshold T
+    lo: Any  # float32 label bounds
+    hi: Any
+    center: Any  # float32 c
+    step: Any  # float32 Delta
+    beta: Any  # float32 b / Delta
+    limit: Any  # float32 K (an integer, exact in float32)
+
+
+def _constants(mech: RRLaplaceMechanism) -> _Constants:
+    # NumPy scalars, not jnp ones: creating a jnp scalar is a device dispatch (seven per call
+    # here), a NumPy scalar is free and jit transfers it with the other arguments. Same rounding.
+    lo, hi = mech.label_bound
+    return _Constants(
+        threshold=np.uint32(mech.flip_threshold),
+        lo=np.float32(lo),
+        hi=np.float32(hi),
+        center=np.float32(mech.label_center),
+        step=np.float32(mech.label_step),
+        beta=np.float32(mech.label_scale / mech.label_step),
+        limit=np.float32(mech.code_limit),
+    )
+
+
 def _kernel_args(
     key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: int
-) -> tuple[int, int, tuple[jax.Array, ...]]:
+) -> tuple[int, int, tuple[Any, ...]]:
     """``(n, width, (key_data, cells, labels, first_holder))`` padded to the shape buckets."""
     cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
     n = int(cells.shape[0])
     pad = bucket(n, MIN_ROWS) - n
-    args = (
-        key_words(key),
-        jnp.pad(cells.astype(jnp.int32), (0, pad)),
-        jnp.pad(labels, (0, pad)),
-        jnp.uint32(first_holder),
-    )
+    padded: tuple[Any, Any]
+    if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
+        padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))
+    else:
+        # Concrete records are padded on the host: a NumPy pad is free, a jnp pad is a device
+        # dispatch, and on small data per-call dispatch is most of a fit. Same values.
+        padded = (
+            np.pad(np.asarray(cells, dtype=np.int32), (0, pad)),
+            np.pad(np.asarray(labels), (0, pad)),
+        )
+    args = (key_words(key), *padded, np.uint32(first_holder))
     return n, bucket(int(n_cells)), args
 
 
 def _report_kernel(
-    mech: RRLaplaceMechanism,
+    bits: int,
     width: int,
+    const: _Constants,
     key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
@@ -395,10 +442,10 @@ def _report_kernel(
 ) -> RRLaplaceReport:
     # Holder words: `n_flip` for the flips (two 16-bit draws per word at 16-bit precision), one
     # for the Laplace variate, one for the stochastic rounding.
-    per_word = 32 // mech.bits
+    per_word = 32 // bits
     n_flip = -(-width // per_word)
     words = holder_words(key_data, first_holder, cells.shape[0], n_flip + 2)
-    threshold = jnp.uint32(mech.flip_threshold)
+    threshold = const.threshold
     flips = words[:, :n_flip]
     if per_word == 2:
         flip = jnp.concatenate(
@@ -406,15 +453,14 @@ def _report_kernel(
         )
     else:
         flip = flips < threshold
-    bits = flip[:, :width] ^ (jnp.arange(width)[None, :] == cells[:, None])
-    lo, hi = mech.label_bound
+    report_bits = flip[:, :width] ^ (jnp.arange(width)[None, :] == cells[:, None])
     # A NaN would survive clip and leak through a deterministic code: treat it as the centre.
-    labels = jnp.where(jnp.isnan(labels), mech.label_center, labels)
-    y = (jnp.clip(labels, lo, hi) - mech.label_center) / mech.label_step
-    v = y + (mech.label_scale / mech.label_step) * laplace(words[:, n_flip])
+    labels = jnp.where(jnp.isnan(labels), const.center, labels)
+    y = (jnp.clip(labels, const.lo, const.hi) - const.center) / const.step
+    v = y + const.beta * laplace(words[:, n_flip])
     code = jnp.floor(v + unit_halfopen(words[:, n_flip + 1]))
-    k_lim = mech.code_limit
-    return RRLaplaceReport(bits, jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
+    clamped = jnp.clip(code, -const.limit, const.limit)
+    return RRLaplaceReport(report_bits, clamped.astype(jnp.int32))
 
 
 def _sums_kernel(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Array]:
@@ -429,16 +475,19 @@ def _sums_kernel(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.
     return {"count": sums[:, 0], "code_sum": sums[:, 1], "code_total": code.sum(dtype=jnp.int32)}
 
 
+# `bits`, `width` and the summary block size fix array shapes, so they are static; everything
+# else about the mechanism is a traced value (`_Constants`).
 @partial(jax.jit, static_argnums=(0, 1))
 def _privatize(
-    mech: RRLaplaceMechanism,
+    bits: int,
     width: int,
+    const: _Constants,
     key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
     first_holder: jax.Array,
 ) -> RRLaplaceReport:
-    return _report_kernel(mech, width, key_data, cells, labels, first_holder)
+    return _report_kernel(bits, width, const, key_data, cells, labels, first_holder)
 
 
 @partial(jax.jit, static_argnums=(0,))
@@ -446,18 +495,20 @@ def _summarize(block: int, bits: jax.Array, code: jax.Array) -> dict[str, jax.Ar
     return _sums_kernel(block, bits, code)
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@partial(jax.jit, static_argnums=(0, 1, 2))
 def _privatize_summarize(
-    mech: RRLaplaceMechanism,
+    bits: int,
     width: int,
+    block: int,
+    const: _Constants,
     key_data: jax.Array,
     cells: jax.Array,
     labels: jax.Array,
     first_holder: jax.Array,
     n_valid: jax.Array,
 ) -> dict[str, jax.Array]:
-    reports = _report_kernel(mech, width, key_data, cells, labels, first_holder)
+    reports = _report_kernel(bits, width, const, key_data, cells, labels, first_holder)
     valid = jnp.arange(cells.shape[0]) < n_valid  # padding holders report nothing
-    bits = reports.bits & valid[:, None]
+    report_bits = reports.bits & valid[:, None]
     code = jnp.where(valid, reports.code, 0)
-    return _sums_kernel(mech.summary_block, bits, code)
+    return _sums_kernel(block, report_bits, code)

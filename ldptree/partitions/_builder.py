@@ -16,9 +16,9 @@ never over private data, and the public data are small.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, MutableMapping, Sequence
 from itertools import count
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import attrs
 import jax
@@ -36,6 +36,10 @@ Proposer = Callable[
     [FloatArray, FloatArray | None, FloatArray, FloatArray, int], Sequence[tuple[int, float]]
 ]
 
+#: What :func:`grow` may remember about a node across growths on the same public data: its number
+#: of distinct rows and its proposals. Keys identify the node (its rows, box and depth).
+NodeMemo = MutableMapping[bytes, tuple[int, Sequence[tuple[int, float]]]]
+
 
 def grow(
     X: FloatArray,
@@ -45,8 +49,16 @@ def grow(
     min_samples_split: int,
     min_samples_leaf: int,
     propose: Proposer,
+    memo: NodeMemo | None = None,
 ) -> Partition:
-    """Grow a partition of ``[0, 1]^d`` from public rows ``X`` (already scaled) and labels ``y``."""
+    """Grow a partition of ``[0, 1]^d`` from public rows ``X`` (already scaled) and labels ``y``.
+
+    ``memo`` (for deterministic rules only) shares node work between growths on the same ``X``,
+    ``y`` and rule with different stopping sizes: a node's proposals and its number of distinct
+    rows depend on its rows, box and depth, never on ``max_depth``, ``min_samples_split`` or
+    ``min_samples_leaf``, so a grid over those grows every distinct node once. The partition is
+    the same as without it.
+    """
     n, d = X.shape
     data_free = n == 0
     feature: list[int] = [-1]
@@ -62,9 +74,29 @@ def grow(
             continue
         X_node = X[rows]
         y_node = None if y is None else y[rows]
-        if not data_free and _too_small(X_node, y_node, min_samples_split):
+        node_id, cached = b"", None
+        if data_free or rows.shape[0] <= min_samples_split:
+            n_distinct = rows.shape[0]
+        else:
+            node_id = b"".join(
+                (
+                    rows.tobytes(),
+                    lower[node].tobytes(),
+                    upper[node].tobytes(),
+                    depth.to_bytes(4, "little"),
+                )
+            )
+            cached = None if memo is None else memo.get(node_id)
+            n_distinct = _n_distinct(X_node, y_node) if cached is None else cached[0]
+        if not data_free and n_distinct <= min_samples_split:
             continue
-        for f, t in propose(X_node, y_node, lower[node], upper[node], depth):
+        if cached is not None:
+            candidates = cached[1]
+        else:
+            candidates = list(propose(X_node, y_node, lower[node], upper[node], depth))
+            if memo is not None and not data_free:
+                memo[node_id] = (n_distinct, candidates)
+        for f, t in candidates:
             go_left = X_node[:, f] < t
             n_left = int(go_left.sum())
             if not data_free and min(n_left, rows.shape[0] - n_left) < min_samples_leaf:
@@ -123,6 +155,9 @@ class TreeRule:
     min_samples_split: int = attrs.field(default=5, validator=nonneg_int)
     min_samples_leaf: int = attrs.field(default=2, validator=nonneg_int)
 
+    #: Whether proposals ignore the key (rules that draw randomness set this to False).
+    deterministic: ClassVar[bool] = True
+
     def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
         """Grow the partition on public rows scaled to ``[0, 1]^d`` (and their labels).
 
@@ -130,6 +165,23 @@ class TreeRule:
         the ``i``-th proposal's randomness from ``fold_in(key, i)`` (proposals in the builder's
         depth-first order), so the partition is a function of the public data and ``key``.
         """
+        return self._grow(X_public, y_public, key, None)
+
+    def fit_shared(self, X_public: Any, y_public: Any, memo: NodeMemo) -> Partition:
+        """:meth:`fit` of a deterministic rule, sharing node work through ``memo``.
+
+        For a grid of stopping sizes on the same public data: pass the same (initially empty)
+        ``memo`` to every growth of rules that differ only in ``max_depth``,
+        ``min_samples_split`` and ``min_samples_leaf`` (see :func:`grow`). Same partition as
+        ``fit(X_public, y_public)``. Randomised rules, whose proposals depend on the key, refuse.
+        """
+        if not self.deterministic:
+            raise TypeError(f"{type(self).__name__} is randomised; its proposals cannot be shared")
+        return self._grow(X_public, y_public, None, memo)
+
+    def _grow(
+        self, X_public: Any, y_public: Any, key: PRNGKey | None, memo: NodeMemo | None
+    ) -> Partition:
         X = check_matrix(X_public, "X_public", allow_empty=True)
         y = None if y_public is None else check_vector(y_public, "y_public", n=X.shape[0])
         criterion = getattr(self, "criterion", None)
@@ -155,6 +207,7 @@ class TreeRule:
             min_samples_split=self.min_samples_split,
             min_samples_leaf=self.min_samples_leaf,
             propose=propose,
+            memo=memo,
         )
 
     def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
@@ -177,9 +230,7 @@ def rank_candidates(deltas: FloatArray, threshold: float) -> list[int]:
     return kept[: max(1, (len(kept) + 5) // 10)]
 
 
-def _too_small(X_node: FloatArray, y_node: FloatArray | None, min_samples_split: int) -> bool:
-    m = X_node.shape[0]
-    if m <= min_samples_split:
-        return True
+def _n_distinct(X_node: FloatArray, y_node: FloatArray | None) -> int:
+    """Number of distinct public rows ``[x | y]`` of a node (the stopping rule's second test)."""
     rows = X_node if y_node is None else np.column_stack([X_node, y_node])
-    return int(np.unique(rows, axis=0).shape[0]) <= min_samples_split
+    return int(np.unique(rows, axis=0).shape[0])

@@ -28,6 +28,8 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, Int32Array
 
 _FORMAT = "ldptree.partition/1"
+#: Concrete inputs up to this many rows are routed in NumPy (see ``Partition._route_host``).
+HOST_ROUTING_ROWS = 65536
 
 
 def _int32(a: Any) -> Int32Array:
@@ -166,27 +168,63 @@ class Partition:
         compared after rounding to float32, which can move a point lying within one float32 ulp of
         a threshold. That is a change of partition, not of privacy: any partition is allowed.
         """
-        X = jnp.asarray(X)
+        traced = isinstance(X, jax.core.Tracer)
+        # Concrete input is converted and padded on the host (one transfer, no per-op dispatch:
+        # routing is called three times per fit, and on small data dispatch is what it costs).
+        # The conversion is the one jnp.asarray makes (JAX's canonical dtype, round to nearest).
+        if traced:
+            X = jnp.asarray(X)
+        else:
+            X = np.asarray(X)
+            X = X.astype(jax.dtypes.canonicalize_dtype(X.dtype), copy=False)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features}) to be routed through this "
                 f"partition, got {tuple(X.shape)}"
             )
-        n = int(X.shape[0])
-        rows, nodes = bucket(n, MIN_ROWS), bucket(self.n_nodes)
+        n, d = int(X.shape[0]), int(X.shape[1])
+        if not traced and n <= HOST_ROUTING_ROWS:
+            return jnp.asarray(self._route_host(X))
+        # Rows, nodes and features are padded to powers of two, so one compiled program serves
+        # every dataset and tree of the same padded size. Padding nodes are unreachable leaves,
+        # padding features are never split on, padding rows are routed and dropped.
+        rows, nodes, width = bucket(n, MIN_ROWS), bucket(self.n_nodes), bucket(d)
         pad = nodes - self.n_nodes
-        # padding nodes are unreachable leaves; padding rows are routed and dropped
         arrays = (
-            np.pad(self.feature, (0, pad)),
-            np.pad(self.threshold, (0, pad)),
-            np.pad(self.left, (0, pad), constant_values=-1),
-            np.pad(self.right, (0, pad), constant_values=-1),
-            np.pad(self.leaf_id, (0, pad)),
+            _extend(self.feature, pad, 0),
+            _extend(self.threshold, pad, 0.0),
+            _extend(self.left, pad, -1),
+            _extend(self.right, pad, -1),
+            _extend(self.leaf_id, pad, 0),
         )
-        routed: jax.Array = _route(
-            *arrays, np.int32(self.depth), jnp.pad(X, ((0, rows - n), (0, 0)))
-        )
-        return routed[:n]
+        if traced:
+            routed: jax.Array = _route(
+                *arrays, np.int32(self.depth), jnp.pad(X, ((0, rows - n), (0, width - d)))
+            )
+            return routed[:n]
+        padded = np.zeros((rows, width), dtype=X.dtype)
+        padded[:n, :d] = X
+        routed = _route(*arrays, np.int32(self.depth), padded)
+        # slicing on the host and transferring back is cheaper than a device slice dispatch
+        return jnp.asarray(np.asarray(routed)[:n])
+
+    def _route_host(self, X: np.ndarray[Any, Any]) -> Int32Array:
+        # The same level-wise walk as `_route`, in NumPy: for a few thousand rows the jitted
+        # program's dispatch and synchronisation cost more than the walk itself, and routing runs
+        # three times per fit. Comparisons are exact, in the same dtype as the jitted path, so
+        # the cells are identical (a test compares the two).
+        is_leaf = self.left < 0
+        ids = np.arange(self.n_nodes, dtype=np.int32)
+        go_left = np.where(is_leaf, ids, self.left).astype(np.int32)
+        go_right = np.where(is_leaf, ids, self.right).astype(np.int32)
+        feature = np.where(is_leaf, 0, self.feature)
+        threshold = np.where(is_leaf, np.inf, self.threshold).astype(X.dtype)
+        rows = np.arange(X.shape[0])
+        node = np.zeros(X.shape[0], dtype=np.int32)
+        for _ in range(self.depth):
+            node = np.where(X[rows, feature[node]] < threshold[node], go_left[node], go_right[node])
+        cells: Int32Array = self.leaf_id[node].astype(np.int32)
+        return cells
 
     # -- serialisation ------------------------------------------------------------------------
     def to_json(self) -> str:
@@ -258,6 +296,11 @@ class Partition:
             and all(np.array_equal(a, b) for a, b in pairs)
             and np.array_equal(self.threshold, other.threshold, equal_nan=True)
         )
+
+
+def _extend(a: np.ndarray[Any, Any], pad: int, value: float) -> np.ndarray[Any, Any]:
+    """``a`` followed by ``pad`` copies of ``value`` (``np.pad`` costs ~50 us per call)."""
+    return np.concatenate([a, np.full(pad, value, dtype=a.dtype)]) if pad else a
 
 
 def _flatten(p: Partition) -> tuple[tuple[Any, ...], tuple[int, int]]:

@@ -13,6 +13,7 @@ public data, the parameters and ``key``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 import attrs
 import jax
@@ -31,6 +32,8 @@ class RandomMaxEdgePartitioner(TreeRule):
     :class:`~ldptree.partitions.TreeRule`. ``y_public`` only enters them (through distinct
     ``[x | y]`` rows), as in the reference builder.
     """
+
+    deterministic: ClassVar[bool] = False
 
     def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
         if key is None:

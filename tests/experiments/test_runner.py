@@ -103,22 +103,28 @@ def test_fixed_parameters_fit_once(tmp_path):
     assert all(r.private_pipeline and r.holder_epsilon == EPS[0] for r in records)
 
 
-def test_memoised_partition_gives_the_plain_estimators_result():
+@pytest.mark.parametrize("rule", ["max_edge", "cart"])
+def test_memoised_partition_gives_the_plain_estimators_result(rule):
     from ldptree import LPDTRegressor
-    from ldptree.experiments._methods import lpdt_max_edge
+    from ldptree.experiments._methods import lpdt_cart, lpdt_max_edge
 
+    memoised = {"max_edge": lpdt_max_edge, "cart": lpdt_cart}[rule]
     split = source().draw(np.random.default_rng(3))
-    kwargs = {"max_depth": 3, "min_samples_leaf": 10, "budget_split": 0.5}
-    preds = []
-    for model in (
-        LPDTRegressor(epsilon=2.0, random_state=7, **kwargs),
-        lpdt_max_edge(epsilon=2.0, random_state=7, **kwargs),
-        lpdt_max_edge(epsilon=2.0, random_state=7, **kwargs),  # served from the cache
-    ):
-        model.fit(split.X_train, split.y_train, X_public=split.X_public, y_public=split.y_public)
-        preds.append(model.predict(split.X_test))
-    np.testing.assert_array_equal(preds[0], preds[1])
-    np.testing.assert_array_equal(preds[0], preds[2])
+    kwargs = {"max_depth": 3, "min_samples_leaf": 10}
+    for rho in (0.3, 0.7):  # the second rho is served from the cache
+        preds = []
+        for model in (
+            LPDTRegressor(epsilon=2.0, random_state=7, rule=rule, budget_split=rho, **kwargs),
+            memoised(epsilon=2.0, random_state=7, budget_split=rho, **kwargs),
+            memoised(epsilon=2.0, random_state=7, budget_split=rho, **kwargs),
+        ):
+            model.fit(
+                split.X_train, split.y_train, X_public=split.X_public, y_public=split.y_public
+            )
+            preds.append(model.predict(split.X_test))
+        np.testing.assert_array_equal(preds[0], preds[1])
+        np.testing.assert_array_equal(preds[0], preds[2])
+        assert model.partition_.n_leaves > 1
 
 
 def test_unavailable_method_is_refused_before_any_work(tmp_path):

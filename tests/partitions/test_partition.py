@@ -84,6 +84,28 @@ def test_jit_and_eager_routing_agree():
     np.testing.assert_array_equal(jitted, eager)
 
 
+@given(partitions(max_depth=5))
+def test_numpy_and_jitted_routing_agree(p):
+    # Concrete input of a few rows is routed in NumPy, traced input by the jitted walk; both
+    # must give the same cells, including rows outside the cube.
+    X = np.random.default_rng(p.n_nodes).uniform(-0.1, 1.1, size=(37, p.n_features))
+    host = np.asarray(p.cells(X))
+    traced = np.asarray(jax.jit(p.cells)(X.astype(np.float32)))
+    np.testing.assert_array_equal(host, traced)
+    assert host.dtype == np.int32
+    assert ((host >= 0) & (host < p.n_leaves)).all()
+
+
+def test_large_inputs_take_the_jitted_walk_with_the_same_cells():
+    from ldptree.partitions._partition import HOST_ROUTING_ROWS
+
+    p = two_level()
+    X = np.random.default_rng(2).uniform(size=(HOST_ROUTING_ROWS + 5, 2))
+    whole = np.asarray(p.cells(X))  # jitted walk on host-padded input
+    parts = np.concatenate([np.asarray(p.cells(X[i : i + 1000])) for i in range(0, len(X), 1000)])
+    np.testing.assert_array_equal(whole, parts)
+
+
 def test_partition_is_a_pytree_usable_under_jit():
     p = two_level()
     leaves = jax.tree_util.tree_leaves(p)

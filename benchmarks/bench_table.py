@@ -1,0 +1,160 @@
+"""Before/after timing of ``ldptree reproduce lpdt-table`` on a fixed subset, in one run.
+
+The machine these numbers come from is shared, so absolute times drift with the load; what this
+script reports is the *ratio* between a baseline revision and the working tree, measured in the
+same session with the runs interleaved (baseline, current, baseline, current, ...), plus the
+1-minute load average around every run. It also compares the two ``runs.csv`` files value by
+value: the speed-ups are meant to leave the table unchanged.
+
+* ``baseline``: ``git archive <rev>`` of the repository (default: the last commit before the
+  table speed-ups) unpacked into a temporary folder and imported from there;
+* ``current (cold)``: the working tree with an empty JAX compilation cache (a first run);
+* ``current (warm)``: the working tree again with the cache the cold run filled (``--warm``).
+
+Every run is a fresh process (``python -c 'ldptree.cli.main(...)'``) writing to its own temporary
+folder. Results go to stdout and ``benchmarks/results/bench_table.md`` (git-ignored).
+
+Usage::
+
+    LDPTREE_DATA=/path/to/data .venv/bin/python benchmarks/bench_table.py \\
+        [--datasets abalone ccpp_power_plant cpusmall concrete] [--epsilons 2 6] [--reps 2] \\
+        [--rounds 1] [--baseline REV] [--warm] [--jobs 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+#: The last commit before the table speed-ups (RR constants traced, CART memo, host routing).
+DEFAULT_BASELINE = "10faaca"
+DEFAULT_DATASETS = ("abalone", "ccpp_power_plant", "cpusmall", "concrete")
+
+
+def _export(rev: str, folder: Path) -> Path:
+    """Unpack ``git archive rev`` into ``folder`` and return it."""
+    archive = folder / "baseline.tar"
+    with archive.open("wb") as out:
+        subprocess.run(["git", "-C", str(ROOT), "archive", rev], stdout=out, check=True)
+    with tarfile.open(archive) as tar:
+        tar.extractall(folder / "src", filter="data")
+    return folder / "src"
+
+
+def _run(source: Path, argv: list[str], out: Path, cache: str) -> tuple[float, float, float]:
+    """Wall seconds and the load averages before and after one CLI run from ``source``."""
+    full = [*argv, "--out", str(out)]
+    code = f"import sys; from ldptree.cli import main; sys.exit(main({full!r}))"
+    env = dict(os.environ, PYTHONPATH=str(source), LDPTREE_JAX_CACHE=cache)
+    env.pop("JAX_COMPILATION_CACHE_DIR", None)
+    load_before = os.getloadavg()[0]
+    start = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=source, check=True, capture_output=True
+    )
+    return time.perf_counter() - start, load_before, os.getloadavg()[0]
+
+
+def _values(path: Path) -> dict[tuple[str, ...], float]:
+    with path.open() as f:
+        return {
+            (r["dataset"], r["method"], r["epsilon"], r["rep"], r["grid_index"]): float(r["value"])
+            for r in csv.DictReader(f)
+        }
+
+
+def _compare(a: Path, b: Path) -> str:
+    va, vb = _values(a), _values(b)
+    if va.keys() != vb.keys():
+        return f"different cells: {len(va)} vs {len(vb)} rows"
+    differ = [k for k in va if va[k] != vb[k]]
+    if not differ:
+        return f"all {len(va)} values bitwise identical"
+    rel = max(abs(va[k] - vb[k]) / max(abs(va[k]), 1e-300) for k in differ)
+    return (
+        f"{len(va) - len(differ)} of {len(va)} values bitwise identical; {len(differ)} differ, "
+        f"max relative difference {rel:.2g}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--datasets", nargs="+", default=list(DEFAULT_DATASETS))
+    parser.add_argument("--epsilons", nargs="+", default=["2", "6"])
+    parser.add_argument("--reps", type=int, default=2)
+    parser.add_argument("--rounds", type=int, default=1, help="interleaved before/after pairs")
+    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git revision to compare")
+    parser.add_argument("--warm", action="store_true", help="also time a warm-cache run")
+    parser.add_argument("--jobs", type=int, default=1)
+    args = parser.parse_args(argv)
+    cli = [
+        "reproduce",
+        "lpdt-table",
+        "--tuning",
+        "oracle",
+        "--datasets",
+        *args.datasets,
+        "--epsilons",
+        *args.epsilons,
+        "--reps",
+        str(args.reps),
+        "--jobs",
+        str(args.jobs),
+    ]
+    rows: list[tuple[str, int, float, float, float]] = []
+    with tempfile.TemporaryDirectory(prefix="ldptree-bench-table-") as tmp:
+        tmp_path = Path(tmp)
+        baseline = _export(args.baseline, tmp_path)
+        outputs: dict[str, Path] = {}
+        for r in range(args.rounds):
+            cache = tmp_path / f"jax-cache-{r}"  # empty: the current code's first run
+            runs = [("baseline", baseline, "off"), ("current (cold)", ROOT, str(cache))]
+            if args.warm:
+                runs.append(("current (warm)", ROOT, str(cache)))
+            for label, source, cache_setting in runs:
+                out = tmp_path / f"{label.split()[0]}-{r}-{len(rows)}"
+                seconds, before, after = _run(source, cli, out, cache_setting)
+                rows.append((label, r, seconds, before, after))
+                outputs.setdefault(label, out / "runs.csv")
+                print(f"{label:16s} round {r}: {seconds:8.1f} s  load {before:.1f} -> {after:.1f}")
+        same = _compare(outputs["baseline"], outputs["current (cold)"])
+
+    def mean(label: str) -> float:
+        times = [s for name, _, s, _, _ in rows if name == label]
+        return sum(times) / len(times)
+
+    base = mean("baseline")
+    lines = [
+        f"# bench_table: `ldptree {' '.join(cli)}`",
+        "",
+        f"baseline `{args.baseline}` vs working tree, {args.rounds} interleaved round(s), "
+        f"{os.cpu_count()} CPUs",
+        "",
+        "| run | round | wall s | load before | load after |",
+        "|---|---:|---:|---:|---:|",
+        *(f"| {n} | {r} | {s:.1f} | {b:.1f} | {a:.1f} |" for n, r, s, b, a in rows),
+        "",
+        *(
+            f"- {label}: mean {mean(label):.1f} s, speed-up {base / mean(label):.2f}x"
+            for label in dict.fromkeys(n for n, *_ in rows)
+        ),
+        f"- table values, baseline vs current: {same}",
+    ]
+    text = "\n".join(lines) + "\n"
+    print(text)
+    results = ROOT / "benchmarks" / "results"
+    results.mkdir(parents=True, exist_ok=True)
+    (results / "bench_table.md").write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
