@@ -74,7 +74,8 @@ class _Histogram(BaseEstimator):
         n_cells = check_grid_size(self.num_cell, X_arr.shape[1], max_cells)
         scaler = fit_scaler(Xq, X_arr.shape[1], 0.0)
         partition = uniform_grid(X_arr.shape[1], self.num_cell, max_cells=max_cells)
-        chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
+        if not aggregate:  # only the per-holder protocol materialises chunk x cells reports
+            chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
 
         def collect(mechanism: Mechanism, labels: np.ndarray[Any, Any]) -> CellEstimates:
             ledger = budget_ledger(self.privacy_budget).record(
