@@ -39,6 +39,16 @@ def check_matrix(X: Any, name: str, *, allow_empty: bool = False) -> FloatArray:
     return arr
 
 
+def check_features(X: Any, n_features: int) -> FloatArray:
+    """``X`` as a matrix with the ``n_features`` columns a model was fitted with."""
+    X_arr = check_matrix(X, "X")
+    if X_arr.shape[1] != n_features:
+        raise ValueError(
+            f"X has {X_arr.shape[1]} features but the model was fitted with {n_features}"
+        )
+    return X_arr
+
+
 def check_column(arr: np.ndarray[Any, Any], name: str, *, n: int | None) -> np.ndarray[Any, Any]:
     """``arr`` as 1-d (a single column is flattened) with ``n`` entries, or raise naming
     ``name``."""

@@ -54,15 +54,14 @@ from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
     check_bounds,
+    check_features,
     check_int,
-    check_matrix,
     check_open_unit,
     check_positive,
     check_real,
-    check_vector,
 )
 from ldptree.accounting._spend import spend_of
-from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler
 from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
 
@@ -144,7 +143,7 @@ def deconvolution_sums(
     return num, den, absolute
 
 
-class DECONVRegressor(BaseEstimator):
+class DECONVRegressor(RegressorMixin, BaseEstimator):
     """Deconvolution kernel regression on locally private releases (Farokhi 2020; module doc).
 
     Parameters
@@ -277,12 +276,7 @@ class DECONVRegressor(BaseEstimator):
     def _sums(self, X: Any) -> tuple[FloatArray, FloatArray, FloatArray]:
         self._check_fitted("noisy_features_")
         h, _, test_chunk, holder_chunk = self._check_read_out()
-        X_arr = check_matrix(X, "X")
-        if X_arr.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X_arr.shape[1]} features but the model was fitted with "
-                f"{self.n_features_in_}"
-            )
+        X_arr = check_features(X, self.n_features_in_)
         # holders' features were clipped into the box before release; test points alike
         X_scaled = np.clip(self.scaler_.transform(X_arr), 0.0, 1.0)
         return deconvolution_sums(
@@ -312,14 +306,6 @@ class DECONVRegressor(BaseEstimator):
         del num
         _, floor, _, _ = self._check_read_out()
         return float(np.mean(den <= floor * absolute))
-
-    def score(self, X: Any, y: Any) -> float:
-        """``R^2`` as scikit-learn."""
-        pred = self.predict(X)
-        y_arr = check_vector(y, "y", n=pred.shape[0])
-        ss_res = float(np.sum((y_arr - pred) ** 2))
-        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
-        return (1.0 if ss_res == 0.0 else 0.0) if ss_tot == 0.0 else 1.0 - ss_res / ss_tot
 
 
 __all__ = ["GUARDS", "DECONVRegressor", "deconvolution_sums", "deconvolution_weights_log"]

@@ -32,7 +32,7 @@ from ldptree._validation import (
 )
 from ldptree.accounting._spend import spend_of
 from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
-from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import route
 from ldptree.estimators._protocol import (
@@ -107,7 +107,7 @@ class _Histogram(BaseEstimator):
         return route(X, self.n_features_in_, self.scaler_, self.partition_)
 
 
-class _HistogramRegressor(_Histogram):
+class _HistogramRegressor(RegressorMixin, _Histogram):
     label_bound: float | tuple[float, float] | None
     truncation: float
 
@@ -139,14 +139,6 @@ class _HistogramRegressor(_Histogram):
         """Cell values ``float[n]``; rows outside the scaling box get the boundary cell."""
         cells, _ = self._cells(X)
         return np.asarray(self.leaf_values_[cells], dtype=np.float64)
-
-    def score(self, X: Any, y: Any) -> float:
-        """``R^2`` as scikit-learn."""
-        pred = self.predict(X)
-        y_arr = check_vector(y, "y", n=pred.shape[0])
-        ss_res = float(np.sum((y_arr - pred) ** 2))
-        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
-        return (1.0 if ss_res == 0.0 else 0.0) if ss_tot == 0.0 else 1.0 - ss_res / ss_tot
 
 
 _REGRESSOR_DOC = """
@@ -236,7 +228,7 @@ class APHISTRegressor(PHISTRegressor):
         return values, truncated
 
 
-class PHISTClassifier(_Histogram):
+class PHISTClassifier(ClassifierMixin, _Histogram):
     """Private histogram classifier (Berrett-Butucea, binary): ``eta^_j = s^_j / c^_j`` where
     ``c^_j >= min_samples_cell``, else 0; ``predict = classes_[1{eta^ > 1/2}]``.
 
@@ -310,11 +302,3 @@ class PHISTClassifier(_Histogram):
         cells, _ = self._cells(X)
         labels: np.ndarray[Any, Any] = self.classes_[(self.leaf_values_[cells] > 0.5).astype(int)]
         return labels
-
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy."""
-        pred = self.predict(X)
-        truth = check_class_labels(y, "y", n=pred.shape[0])
-        return float(
-            np.mean(encode_labels(truth, self.classes_) == encode_labels(pred, self.classes_))
-        )

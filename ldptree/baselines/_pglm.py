@@ -74,10 +74,10 @@ import scipy.linalg
 from scipy import optimize, special
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import as_key, check_int, check_matrix, check_positive
+from ldptree._validation import as_key, check_features, check_int, check_positive
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._protocol import check_fit_data, fit_scaler
 
@@ -303,7 +303,7 @@ def scale_correction(scores: FloatArray, k: float) -> tuple[float, bool]:
     return c, bool(np.isfinite(c))
 
 
-class PGLMClassifier(BaseEstimator):
+class PGLMClassifier(ClassifierMixin, BaseEstimator):
     """PGLM, binary logistic GLM (Wang et al. 2023); the math is in the module docstring.
 
     Parameters
@@ -425,12 +425,7 @@ class PGLMClassifier(BaseEstimator):
     def decision_function(self, X: Any) -> FloatArray:
         """The linear score ``x~ . w: float[n]`` (features scaled and clipped to the box)."""
         self._check_fitted("coef_")
-        X_arr = check_matrix(X, "X")
-        if X_arr.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X_arr.shape[1]} features but the model was fitted with "
-                f"{self.n_features_in_}"
-            )
+        X_arr = check_features(X, self.n_features_in_)
         out: FloatArray = _design(np.clip(self.scaler_.transform(X_arr), 0.0, 1.0)) @ self.coef_
         return out
 
@@ -447,14 +442,6 @@ class PGLMClassifier(BaseEstimator):
             (self.decision_function(X) > threshold).astype(int)
         ]
         return labels
-
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy."""
-        pred = self.predict(X)
-        truth = check_class_labels(y, "y", n=pred.shape[0])
-        return float(
-            np.mean(encode_labels(truth, self.classes_) == encode_labels(pred, self.classes_))
-        )
 
 
 def _resolve_delta(delta: Any, n: int) -> float:

@@ -45,10 +45,16 @@ import numpy as np
 from jax.flatten_util import ravel_pytree
 
 from ldptree._typing import FloatArray
-from ldptree._validation import as_key, check_int, check_matrix, check_positive, check_real
+from ldptree._validation import (
+    as_key,
+    check_features,
+    check_int,
+    check_positive,
+    check_real,
+)
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.baselines._privunit import PrivUnitG
-from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler
 
@@ -158,7 +164,7 @@ def psgd_spend(epsilon: float, model: str, mode: str) -> PrivacySpend:
     )
 
 
-class PSGDClassifier(BaseEstimator):
+class PSGDClassifier(ClassifierMixin, BaseEstimator):
     """PSGD-L / PSGD-N (Lowy et al. 2023), binary; see the module docstring for the math.
 
     Parameters
@@ -303,12 +309,7 @@ class PSGDClassifier(BaseEstimator):
     def decision_function(self, X: Any) -> FloatArray:
         """The logit ``f_theta(x): float[n]``."""
         self._check_fitted("params_")
-        X_arr = check_matrix(X, "X")
-        if X_arr.shape[1] != self.n_features_in_:
-            raise ValueError(
-                f"X has {X_arr.shape[1]} features but the model was fitted with "
-                f"{self.n_features_in_}"
-            )
+        X_arr = check_features(X, self.n_features_in_)
         scaled = jnp.asarray(self.scaler_.transform(X_arr).astype(np.float32))
         logits = _logits(tuple(jnp.asarray(p) for p in self.params_), scaled)
         return np.asarray(logits, dtype=np.float64)
@@ -322,11 +323,3 @@ class PSGDClassifier(BaseEstimator):
         """``classes_[1{f_theta(x) > 0}]``."""
         labels: np.ndarray[Any, Any] = self.classes_[(self.decision_function(X) > 0).astype(int)]
         return labels
-
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy."""
-        pred = self.predict(X)
-        truth = check_class_labels(y, "y", n=pred.shape[0])
-        return float(
-            np.mean(encode_labels(truth, self.classes_) == encode_labels(pred, self.classes_))
-        )

@@ -28,8 +28,8 @@ import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray
-from ldptree._validation import check_int, check_vector
-from ldptree.estimators._base import BaseEstimator
+from ldptree._validation import check_int
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import route
 from ldptree.estimators._protocol import check_fit_data
@@ -103,7 +103,7 @@ class _ReferenceTree(BaseEstimator):
         return cells
 
 
-class DTRegressor(_ReferenceTree):
+class DTRegressor(RegressorMixin, _ReferenceTree):
     """Non-private CART regression tree (LPDT paper's ``DT``; ``training="public"``: ``DT-pub``).
 
     Parameters
@@ -155,16 +155,8 @@ class DTRegressor(_ReferenceTree):
         """Leaf means ``float[n]``; rows outside the training box go to the boundary leaf."""
         return np.asarray(self.leaf_values_[self._cells(X)], dtype=np.float64)
 
-    def score(self, X: Any, y: Any) -> float:
-        """``R^2`` as scikit-learn."""
-        pred = self.predict(X)
-        y_arr = check_vector(y, "y", n=pred.shape[0])
-        ss_res = float(np.sum((y_arr - pred) ** 2))
-        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
-        return (1.0 if ss_res == 0.0 else 0.0) if ss_tot == 0.0 else 1.0 - ss_res / ss_tot
 
-
-class CTClassifier(_ReferenceTree):
+class CTClassifier(ClassifierMixin, _ReferenceTree):
     """Non-private CART classification tree (LPCT paper's ``CT-W`` on public and private rows,
     ``training="union"``, default; ``CT-Q`` on public rows, ``training="public"``).
 
@@ -244,14 +236,6 @@ class CTClassifier(_ReferenceTree):
         """The leaf's majority class."""
         labels: np.ndarray[Any, Any] = self.classes_[self.leaf_values_[self._cells(X)]]
         return labels
-
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy."""
-        pred = self.predict(X)
-        truth = check_class_labels(y, "y", n=pred.shape[0])
-        return float(
-            np.mean(encode_labels(truth, self.classes_) == encode_labels(pred, self.classes_))
-        )
 
 
 __all__ = ["NON_PRIVATE", "TRAINING", "CTClassifier", "DTRegressor", "NonPrivate"]

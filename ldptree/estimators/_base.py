@@ -10,7 +10,10 @@ from __future__ import annotations
 import inspect
 from typing import Any
 
-from ldptree._validation import NotFittedError
+import numpy as np
+
+from ldptree._validation import NotFittedError, check_vector
+from ldptree.estimators._classes import check_class_labels, encode_labels
 
 
 class BaseEstimator:
@@ -57,3 +60,37 @@ class BaseEstimator:
             raise NotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) before using it"
             )
+
+
+class RegressorMixin:
+    """``score`` for regressors: ``R^2 = 1 - SS_res / SS_tot`` (as scikit-learn)."""
+
+    def predict(self, X: Any) -> Any:  # every regressor defines it
+        raise NotImplementedError
+
+    def score(self, X: Any, y: Any) -> float:
+        """Coefficient of determination ``R^2 = 1 - SS_res / SS_tot`` (1 or 0 if ``y`` is
+        constant, by whether the prediction is exact)."""
+        pred = np.asarray(self.predict(X), dtype=np.float64)
+        y_arr = check_vector(y, "y", n=pred.shape[0])
+        ss_res = float(np.sum((y_arr - pred) ** 2))
+        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
+        if ss_tot == 0.0:
+            return 1.0 if ss_res == 0.0 else 0.0
+        return 1.0 - ss_res / ss_tot
+
+
+class ClassifierMixin:
+    """``score`` for classifiers: accuracy against ``classes_``."""
+
+    classes_: np.ndarray[Any, Any]
+
+    def predict(self, X: Any) -> Any:  # every classifier defines it
+        raise NotImplementedError
+
+    def score(self, X: Any, y: Any) -> float:
+        """Accuracy: the fraction of rows whose predicted class equals ``y``."""
+        pred = np.asarray(self.predict(X))
+        truth = check_class_labels(y, "y", n=pred.shape[0])
+        hits = encode_labels(truth, self.classes_, "y") == encode_labels(pred, self.classes_, "y")
+        return float(np.mean(hits))

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
-from ldptree._validation import check_int, check_matrix
+from ldptree._validation import check_features, check_int
 from ldptree.partitions._cart import CartPartitioner
 from ldptree.partitions._max_edge import MaxEdgePartitioner
 from ldptree.partitions._partition import Partition
@@ -76,11 +76,7 @@ def route(
     X: Any, n_features: int, scaler: RangeScaler, partition: Partition
 ) -> tuple[IntArray, BoolArray]:
     """Cells ``int[n]`` of new rows and whether each lies inside the public box ``bool[n]``."""
-    X_arr = check_matrix(X, "X")
-    if X_arr.shape[1] != n_features:
-        raise ValueError(
-            f"X has {X_arr.shape[1]} features but the model was fitted with {n_features}"
-        )
+    X_arr = check_features(X, n_features)
     X_scaled: FloatArray = scaler.transform(X_arr)
     cells = np.asarray(partition.cells(X_scaled)).astype(np.int64)
     return cells, scaler.inside(X_scaled)

@@ -31,7 +31,7 @@ import numpy as np
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import as_key, check_int, check_matrix, check_positive, check_real
 from ldptree.accounting._spend import spend_of
-from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._lpct_readout import (
@@ -67,7 +67,7 @@ def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-class _LPCTBase(BaseEstimator):
+class _LPCTBase(ClassifierMixin, BaseEstimator):
     """The one-round fit and the prediction API shared by the two classifiers."""
 
     # set by the subclasses' __init__
@@ -210,13 +210,6 @@ class _LPCTBase(BaseEstimator):
         cells, inside = self._route(X)
         codes = np.where(inside, self.leaf_class_[cells], 0)
         return self.classes_[codes]
-
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy: the fraction of rows whose predicted class equals ``y``."""
-        pred = self.predict(X)
-        truth = check_class_labels(y, "y", n=pred.shape[0])
-        hits = encode_labels(truth, self.classes_, "y") == encode_labels(pred, self.classes_, "y")
-        return float(np.mean(hits))
 
 
 class LPCTClassifier(_LPCTBase):

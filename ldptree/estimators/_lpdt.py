@@ -35,10 +35,9 @@ from ldptree._validation import (
     check_open_unit,
     check_positive,
     check_real,
-    check_vector,
 )
 from ldptree.accounting._spend import spend_of
-from ldptree.estimators._base import BaseEstimator
+from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler, run_round
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
@@ -48,7 +47,7 @@ from ldptree.protocols import Mechanism, Partitioner
 _OUTSIDE = ("clamp", "zero")
 
 
-class LPDTRegressor(BaseEstimator):
+class LPDTRegressor(RegressorMixin, BaseEstimator):
     """Locally private decision tree regressor with public data (module docstring).
 
     Parameters
@@ -216,13 +215,3 @@ class LPDTRegressor(BaseEstimator):
         if self.outside == "zero":
             pred = np.where(inside, pred, 0.0)
         return np.asarray(pred, dtype=np.float64)
-
-    def score(self, X: Any, y: Any) -> float:
-        """Coefficient of determination ``R^2 = 1 - SS_res / SS_tot`` (as scikit-learn)."""
-        pred = self.predict(X)
-        y_arr = check_vector(y, "y", n=pred.shape[0])
-        ss_res = float(np.sum((y_arr - pred) ** 2))
-        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
-        if ss_tot == 0.0:
-            return 1.0 if ss_res == 0.0 else 0.0
-        return 1.0 - ss_res / ss_tot
