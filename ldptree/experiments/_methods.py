@@ -31,21 +31,22 @@ from ldptree.experiments._registry import MethodRegistry, MethodSpec
 from ldptree.partitions import CartPartitioner, MaxEdgePartitioner
 
 
-def lpdt_max_edge(
+def _memoised_lpdt(
+    kind: type[MaxEdgePartitioner] | type[CartPartitioner],
     *,
     epsilon: float,
     random_state: Any,
-    max_depth: int = 4,
-    min_samples_leaf: int = 2,
-    min_samples_split: int = 5,
+    max_depth: int,
+    min_samples_leaf: int,
+    min_samples_split: int,
     **kwargs: Any,
 ) -> LPDTRegressor:
-    """``LPDTRegressor(rule="max_edge", ...)`` with the partition memoised across a grid.
-
-    Same results as the plain estimator (the max-edge rule is deterministic), fewer rebuilds.
-    """
+    """``LPDTRegressor`` whose (deterministic, key-free) partition is memoised across a grid:
+    growth is the most expensive step of a small-data fit, and a grid over ``rho`` and
+    ``epsilon`` would otherwise regrow the same partition at every point. Same results as the
+    plain estimator."""
     rule = MemoPartitioner(
-        MaxEdgePartitioner(
+        kind(
             max_depth=max_depth,
             min_samples_split=min_samples_split,
             min_samples_leaf=min_samples_leaf,
@@ -62,6 +63,27 @@ def lpdt_max_edge(
     )
 
 
+def lpdt_max_edge(
+    *,
+    epsilon: float,
+    random_state: Any,
+    max_depth: int = 4,
+    min_samples_leaf: int = 2,
+    min_samples_split: int = 5,
+    **kwargs: Any,
+) -> LPDTRegressor:
+    """LPDT-M: ``LPDTRegressor(rule="max_edge", ...)`` with the partition memoised."""
+    return _memoised_lpdt(
+        MaxEdgePartitioner,
+        epsilon=epsilon,
+        random_state=random_state,
+        max_depth=max_depth,
+        min_samples_leaf=min_samples_leaf,
+        min_samples_split=min_samples_split,
+        **kwargs,
+    )
+
+
 def lpdt_cart(
     *,
     epsilon: float,
@@ -71,26 +93,14 @@ def lpdt_cart(
     min_samples_split: int = 5,
     **kwargs: Any,
 ) -> LPDTRegressor:
-    """``LPDTRegressor(rule="cart", ...)`` with the partition memoised across a grid.
-
-    Same results as the plain estimator (the quantile CART rule is deterministic and ignores its
-    key). Growth is the most expensive step of a small-data LPDT-V fit, and a grid over ``rho``
-    and ``epsilon`` would otherwise regrow the same partition at every point.
-    """
-    rule = MemoPartitioner(
-        CartPartitioner(
-            max_depth=max_depth,
-            min_samples_split=min_samples_split,
-            min_samples_leaf=min_samples_leaf,
-        )
-    )
-    return LPDTRegressor(
-        epsilon,
-        max_depth,
-        min_samples_leaf,
-        min_samples_split=min_samples_split,
-        rule=rule,
+    """LPDT-V: ``LPDTRegressor(rule="cart", ...)`` (quantile CART) with the partition memoised."""
+    return _memoised_lpdt(
+        CartPartitioner,
+        epsilon=epsilon,
         random_state=random_state,
+        max_depth=max_depth,
+        min_samples_leaf=min_samples_leaf,
+        min_samples_split=min_samples_split,
         **kwargs,
     )
 
