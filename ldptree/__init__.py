@@ -1,5 +1,6 @@
 """ldptree: locally differentially private tree estimators with public data."""
 
+from ldptree._validation import NotApplicableError, NotFittedError
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.partitions import Partition
 from ldptree.protocols import Aggregator, CellEstimates, Mechanism, Partitioner
@@ -13,6 +14,8 @@ __all__ = [
     "LPCTPrunedClassifier",
     "LPDTRegressor",
     "Mechanism",
+    "NotApplicableError",
+    "NotFittedError",
     "Partition",
     "Partitioner",
     "__version__",

@@ -17,6 +17,12 @@ import numpy as np
 from ldptree._typing import FloatArray, PRNGKey
 
 
+class NotApplicableError(ValueError):
+    """A method refuses a dataset by design, before any work (e.g. a histogram grid too large
+    to allocate: the papers' "-" entries). A ``ValueError``; the experiment runner records the
+    cell or grid point as not applicable instead of failing the run."""
+
+
 def check_matrix(X: Any, name: str, *, allow_empty: bool = False) -> FloatArray:
     """Return ``X`` as a finite ``float64[n, d]`` array or raise naming ``name``."""
     if X is None:

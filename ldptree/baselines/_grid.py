@@ -13,7 +13,7 @@ import functools
 
 import numpy as np
 
-from ldptree._validation import check_int
+from ldptree._validation import NotApplicableError, check_int
 from ldptree.partitions._partition import Partition
 
 #: Default cap on ``num_cell^d`` (about 4 million cells): above it the dense per-cell arrays and
@@ -22,12 +22,12 @@ MAX_CELLS = 2**22
 
 
 def check_grid_size(num_cell: int, n_features: int, max_cells: int = MAX_CELLS) -> int:
-    """``num_cell^d`` if it is at most ``max_cells``, else a ``ValueError`` (checked before any
-    allocation; Python integers, so no overflow)."""
+    """``num_cell^d`` if it is at most ``max_cells``, else a :class:`NotApplicableError` (a
+    ``ValueError``; checked before any allocation; Python integers, so no overflow)."""
     num_cell = check_int(num_cell, "num_cell", minimum=1)
     n_cells: int = num_cell**n_features
     if n_cells > max_cells:
-        raise ValueError(
+        raise NotApplicableError(
             f"a grid with num_cell={num_cell} bins on each of d={n_features} features has "
             f"num_cell**d = {n_cells} cells, above max_cells={max_cells}: the histogram would not "
             "fit in memory (the papers report PHIST/APHIST 'corrupted' on such data); lower "

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ldptree._validation import check_matrix
+from ldptree._validation import NotApplicableError, check_matrix
 from ldptree.baselines import (
     APHISTRegressor,
     CTClassifier,
@@ -179,7 +179,7 @@ PHIST_PAPER_MAX_FEATURES = 31
 
 
 class PaperGridPHISTClassifier(PHISTClassifier):
-    """:class:`~ldptree.baselines.PHISTClassifier` refusing, with a ``ValueError``, the grid points
+    """:class:`~ldptree.baselines.PHISTClassifier` refusing (``NotApplicableError``) the points
     the LPCT experiments skipped (reported as ``-``): ``d >= 32`` or ``num_cell^d > 2^30``. The
     library's own memory guard (``max_cells``, default ``2^22``) still applies and is stricter.
     """
@@ -189,7 +189,7 @@ class PaperGridPHISTClassifier(PHISTClassifier):
     ) -> PaperGridPHISTClassifier:
         d = check_matrix(X, "X").shape[1]
         if d > PHIST_PAPER_MAX_FEATURES:
-            raise ValueError(
+            raise NotApplicableError(
                 f"phist-c is skipped for d >= {PHIST_PAPER_MAX_FEATURES + 1} features (the LPCT "
                 f"experiments' rule), got d={d}; use PHISTClassifier directly to run it anyway"
             )

@@ -24,7 +24,7 @@ from typing import Any
 
 import attrs
 
-from ldptree._validation import check_int, check_positive
+from ldptree._validation import NotApplicableError, check_int, check_positive
 from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._metrics import METRICS
 from ldptree.experiments._progress import ProgressLine
@@ -126,7 +126,16 @@ def _run_cell(
     def seed(*labels: object) -> int:
         return derive_seed(experiment.seed, *cell_key, *labels)
 
-    outcomes = tuning.run(Cell(spec=spec, split=split, epsilon=eps, metric=metric, seed=seed))
+    try:
+        outcomes = tuning.run(Cell(spec=spec, split=split, epsilon=eps, metric=metric, seed=seed))
+    except NotApplicableError as error:
+        # the papers' "-": the method refuses this dataset by design; no rows, tables leave the
+        # entry empty, and a resumed run asks again (the refusal is immediate)
+        print(
+            f"not applicable: {spec.name} on {source.name} (eps={eps:g}, rep {rep}): {error}",
+            file=sys.stderr,
+        )
+        return []
     n_public, _, n_test = split.sizes
     return [
         RunRecord(

@@ -29,7 +29,7 @@ from typing import Any, Protocol
 import attrs
 import numpy as np
 
-from ldptree._validation import check_open_unit
+from ldptree._validation import NotApplicableError, check_open_unit
 from ldptree.accounting import PrivacyLedger, PrivacySpend
 from ldptree.experiments._grids import Grid, grid_preset
 from ldptree.experiments._metrics import Metric
@@ -160,11 +160,15 @@ class OracleTuning:
         s = cell.split
         grid = resolve_grid(self.grids, cell.spec, *s.X_train.shape)
         k = grid.size
-        out = []
+        out, refused = [], []
         for index, params in enumerate(grid.points()):
-            pred, seconds = _fit_predict(
-                cell, params, cell.seed("fit", index), s.X_train, s.y_train, s.X_test
-            )
+            try:
+                pred, seconds = _fit_predict(
+                    cell, params, cell.seed("fit", index), s.X_train, s.y_train, s.X_test
+                )
+            except NotApplicableError as error:  # e.g. a histogram grid too large: skip the point
+                refused.append(str(error))
+                continue
             out.append(
                 Outcome(
                     grid_index=index,
@@ -182,6 +186,8 @@ class OracleTuning:
                     ),
                 )
             )
+        if not out:
+            raise NotApplicableError(f"every grid point was refused; the first: {refused[0]}")
         return out
 
     def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]:

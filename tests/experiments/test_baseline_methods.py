@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ldptree.experiments import grid_preset
+from ldptree import NotApplicableError
+from ldptree.experiments import (
+    Experiment,
+    Grid,
+    OracleTuning,
+    SyntheticSource,
+    grid_preset,
+    read_records,
+    run_experiment,
+)
 from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._tables import _lpdt_lookup
 
@@ -61,3 +70,25 @@ def test_classification_references_build_and_fit(name: str) -> None:
     model = spec.build(1.0, {"max_depth": 2}, seed=0)
     model.fit(X, (X[:, 0] > 0.5).astype(int), X_public=Xq, y_public=(Xq[:, 0] > 0.5).astype(int))
     assert set(np.unique(model.predict(X))) <= {0, 1}
+
+
+def _wide(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    X = rng.uniform(size=(n, 40))
+    return X, (X[:, 0] > 0.5).astype(int)
+
+
+def test_a_refused_histogram_grid_is_not_applicable_instead_of_a_crash(tmp_path, capsys):
+    # 40 features: phist-c refuses every grid point (the LPCT paper's rule d < 32), so its cell
+    # is "not applicable" (no rows, one stderr line saying why) and the other method still runs
+    wide = SyntheticSource(
+        "wide", _wide, n_public=100, n_train=400, n_test=100, task="classification"
+    )
+    tuning = OracleTuning({"ct-q": Grid({"max_depth": (1,)})})
+    experiment = Experiment("t", [wide], ["phist-c", "ct-q"], (8.0,), 1, tuning)
+    rows = read_records(run_experiment(experiment, tmp_path, progress=False))
+    assert {r.method for r in rows} == {"ct-q"}
+    assert "not applicable: phist-c on wide" in capsys.readouterr().err
+    with pytest.raises(NotApplicableError, match="num_cell"):
+        DEFAULT_METHODS.get("phist").build(2.0, {"num_cell": 4}, 0).fit(
+            np.zeros((10, 12)), np.zeros(10), X_public=np.eye(12)[:2], y_public=[0.0, 1.0]
+        )
