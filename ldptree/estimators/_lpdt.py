@@ -22,6 +22,7 @@ so the only private release is each holder's single report; it is recorded in a
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import jax
@@ -73,7 +74,11 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         A :class:`~ldptree.protocols.Mechanism` to use instead of the default randomized
         response + Laplace; its ``epsilon`` must equal ``epsilon``.
     min_private_ratio:
-        ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean.
+        ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean. ``0`` (the
+        reference) only catches non-positive counts. ``"auto"``: ``tau = 2 sqrt(v / n)`` with
+        ``v`` the mechanism's per-holder ``count_variance``, i.e. fall back where the count is
+        within two noise standard deviations of zero; it uses only ``n``, ``eps`` and ``rho``
+        (public), so it is fixed before any report is seen.
     outside:
         Prediction for points outside the public feature box: ``"clamp"`` routes them to the
         boundary cell (as during private attribution); ``"zero"`` predicts 0 as the papers do.
@@ -105,7 +110,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         label_bound: float | tuple[float, float] | None = None,
         rule: str | Partitioner = "max_edge",
         mechanism: Mechanism | None = None,
-        min_private_ratio: float = 0.0,
+        min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int = 65536,
@@ -163,7 +168,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPDTRegressor:
         """Grow the partition on public data, privatize ``(X, y)`` holder by holder, aggregate."""
         epsilon = check_positive(self.epsilon, "epsilon")
-        min_ratio = check_real(self.min_private_ratio, "min_private_ratio")
+        auto_ratio = isinstance(self.min_private_ratio, str)
+        if auto_ratio and self.min_private_ratio != "auto":
+            raise ValueError(
+                f"min_private_ratio must be a number or 'auto', got {self.min_private_ratio!r}"
+            )
+        min_ratio = 0.0 if auto_ratio else check_real(self.min_private_ratio, "min_private_ratio")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         margin = check_real(self.feature_margin, "feature_margin")
         if margin < 0:
@@ -182,6 +192,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ledger = budget_ledger(self.privacy_budget).record(
             "one report per holder", spend_of(mechanism)
         )
+        if auto_ratio:
+            min_ratio = _auto_ratio(mechanism, X_arr.shape[0])
         estimates = run_round(
             partition, mechanism, scaler.transform(X_arr), y_arr, key=key_noise, chunk_size=chunk
         )
@@ -215,3 +227,18 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if self.outside == "zero":
             pred = np.where(inside, pred, 0.0)
         return np.asarray(pred, dtype=np.float64)
+
+
+#: ``min_private_ratio="auto"`` falls back where a debiased count is within this many noise
+#: standard deviations of zero.
+AUTO_RATIO_SDS = 2.0
+
+
+def _auto_ratio(mechanism: Mechanism, n: int) -> float:
+    variance = getattr(mechanism, "count_variance", None)
+    if not isinstance(variance, float):
+        raise ValueError(
+            "min_private_ratio='auto' needs a mechanism with a count_variance (per-holder variance "
+            f"of a debiased cell count); {type(mechanism).__name__} has none: pass a number"
+        )
+    return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))

@@ -14,7 +14,8 @@ Presets (source in brackets, as in the spec):
 * ``lpdt-private``: ours, a small grid for private tuning (its noise grows with the grid size
   ``k``, spec §7.1, and each candidate is trained on ``1/k`` of the holders): depths 1-3 with
   ``n_l = 40`` public points per leaf, so the number of cells stays proportional to the public,
-  hence the private, sample size; ``lpdt-quick``: two points for smoke tests.
+  hence the private, sample size, and the read-out guard ``min_private_ratio="auto"`` (public
+  leaf mean where a debiased count is within two noise sd of zero); ``lpdt-quick``: two points for smoke tests.
 * ``lpct-m-sim``, ``lpct-pq-sim``, ``lpct-r-sim``, ``lpct-lambda`` [C]; ``lpct-real`` (needs
   ``n_private``) and ``lpct-prune-real`` [C realdata]; ``lpct-real-p`` (``lpct-real`` without
   ``lam``: LPDT for classification, lambda = 0); ``lpct-quick``/``lpct-p-quick`` (smoke tests) and
@@ -121,7 +122,12 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     },
     "lpdt-depth": {"max_depth": (2, 3, 4, 5, 6), "min_samples_leaf": (10,)},
     "lpdt-leaf": {"max_depth": (4,), "min_samples_leaf": tuple(range(15, 136, 10))},
-    "lpdt-private": {"max_depth": (1, 2, 3), "min_samples_leaf": (40,), "budget_split": (0.5,)},
+    "lpdt-private": {
+        "max_depth": (1, 2, 3),
+        "min_samples_leaf": (40,),
+        "budget_split": (0.5,),
+        "min_private_ratio": ("auto",),
+    },
     "lpdt-quick": {"max_depth": (2, 3), "min_samples_leaf": (10,), "budget_split": (0.5,)},
     "lpct-m-sim": {
         "min_samples_split": (1,),

@@ -153,6 +153,13 @@ class RRLaplaceMechanism:
         return 1.0 - self.flip_prob
 
     @property
+    def count_variance(self) -> float:
+        """Variance one holder adds to a debiased cell count: ``q'(1 - q') / (1 - 2q')^2`` (each
+        released bit is Bernoulli with mean ``q'`` or ``1 - q'``, rescaled by ``1 / (1 - 2q')``)."""
+        q = self.flip_prob
+        return q * (1.0 - q) / (1.0 - 2.0 * q) ** 2
+
+    @property
     def label_center(self) -> float:
         return (self.label_bound[0] + self.label_bound[1]) / 2.0
 

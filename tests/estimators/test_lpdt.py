@@ -217,3 +217,33 @@ def test_predict_before_fit_and_wrong_width():
         m.predict(np.zeros((2, 3)))
     with pytest.raises(ValueError, match="NaN"):
         m.predict(np.array([[np.nan, 0.0]]))
+
+
+def test_count_variance_matches_the_debiased_counts() -> None:
+    # 400 independent rounds of 50 holders (one privatize call over 20,000 holders): the sample
+    # variance of a debiased cell count is within 6 sd of n * count_variance (the sd of a sample
+    # variance of 400 near-normal draws is about sqrt(2/400) = 7 % of it; false-failure < 1e-8)
+    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0, budget_split=0.5)
+    n, rounds, n_cells = 50, 400, 4
+    cells = np.arange(n) % n_cells
+    stats = mech.privatize(jax.random.key(0), np.tile(cells, rounds), np.zeros(n * rounds), n_cells)
+    bits = np.asarray(stats.bits).reshape(rounds, n, n_cells).sum(axis=1)
+    counts = (bits - n * mech.flip_prob) / (1 - 2 * mech.flip_prob)
+    expected = n * mech.count_variance
+    assert np.all(np.abs(counts.var(axis=0, ddof=1) / expected - 1) < 6 * math.sqrt(2 / rounds))
+
+
+def test_auto_min_private_ratio_guards_noisy_counts() -> None:
+    rng = np.random.default_rng(0)
+    X, y = lpdt_uniform(300, 2, rng)
+    Xq, yq = lpdt_uniform(300, 2, rng)
+    kwargs = {"epsilon": 1.0, "max_depth": 4, "min_samples_leaf": 5, "random_state": 0}
+    plain = LPDTRegressor(**kwargs).fit(X, y, X_public=Xq, y_public=yq)
+    auto = LPDTRegressor(**kwargs, min_private_ratio="auto").fit(X, y, X_public=Xq, y_public=yq)
+    sd = math.sqrt(300 * auto.mechanism_.count_variance)
+    # same reports (same key); "auto" falls back exactly where the count is within 2 sd of 0
+    np.testing.assert_array_equal(plain.estimates_.count, auto.estimates_.count)
+    np.testing.assert_array_equal(auto.used_fallback_, auto.estimates_.count <= 2 * sd)
+    assert auto.used_fallback_.sum() > plain.used_fallback_.sum()
+    with pytest.raises(ValueError, match="min_private_ratio"):
+        LPDTRegressor(min_private_ratio="big").fit(X, y, X_public=Xq, y_public=yq)
