@@ -15,7 +15,8 @@ Presets (source in brackets, as in the spec):
   ``k``, spec §7.1, and each candidate is trained on ``1/k`` of the holders): depths 1-3 with
   ``n_l = 40`` public points per leaf, so the number of cells stays proportional to the public,
   hence the private, sample size, and the read-out guard ``min_private_ratio="auto"`` (public
-  leaf mean where a debiased count is within two noise sd of zero); ``lpdt-quick``: two points for smoke tests.
+  leaf mean where a debiased count is within two noise sd of zero); ``lpdt-quick``: two points
+  for smoke tests.
 * ``lpct-m-sim``, ``lpct-pq-sim``, ``lpct-r-sim``, ``lpct-lambda`` [C]; ``lpct-real`` (needs
   ``n_private``) and ``lpct-prune-real`` [C realdata]; ``lpct-real-p`` (``lpct-real`` without
   ``lam``: LPDT for classification, lambda = 0); ``lpct-quick``/``lpct-p-quick`` (smoke tests) and
