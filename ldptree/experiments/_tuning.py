@@ -307,7 +307,9 @@ class _Charges:
     def __init__(self, epsilon: float, *, shared: bool) -> None:
         self.epsilon = epsilon
         self.shared = shared
-        budget = None if shared else PrivacySpend(epsilon=epsilon)
+        # the cap is on epsilon; a method's declared delta (PGLM's Gaussian release) is recorded,
+        # not refused: the cell is then (eps, delta)-LDP and its ledger says so
+        budget = None if shared else PrivacySpend(epsilon=epsilon, delta=1.0)
         self.ledger = PrivacyLedger(budget=budget)
         self.models = 0
 
@@ -343,6 +345,7 @@ class _Charges:
                 "composition": "sequential (shared training)" if self.shared else "parallel",
                 "budget": None if self.ledger.budget is None else self.ledger.budget.epsilon,
                 "holder_epsilon": self.ledger.total.epsilon,
+                "holder_delta": self.ledger.total.delta,
                 "groups": groups,
             },
             sort_keys=True,

@@ -7,7 +7,14 @@ import json
 import pytest
 from exp_helpers import source
 
-from ldptree.experiments import Experiment, Grid, PrivateTuning, read_records, run_experiment
+from ldptree.experiments import (
+    Experiment,
+    Grid,
+    PrivateTuning,
+    SyntheticSource,
+    read_records,
+    run_experiment,
+)
 from ldptree.experiments._methods import lpdt_max_edge
 from ldptree.experiments._registry import MethodSpec
 
@@ -64,3 +71,20 @@ def test_a_non_private_reference_is_recorded_as_infinite_spend(tmp_path):
     ledger = json.loads(row.privacy)
     assert ledger["groups"] == {"validation": 2.0}
     assert row.holder_epsilon == float("inf") and not row.private_pipeline
+
+
+def _binary(n, rng):
+    X = rng.uniform(size=(n, 3))
+    return X, (X[:, 0] > 0.5).astype(int)
+
+
+def test_an_approximate_dp_method_is_recorded_with_its_delta(tmp_path):
+    # PGLM releases (eps, delta): the epsilon cap holds and delta is recorded, not refused
+    src = SyntheticSource(
+        "binary", _binary, n_public=100, n_train=600, n_test=100, task="classification"
+    )
+    experiment = Experiment("t", [src], ["pglm"], (8.0,), 1, PrivateTuning({"pglm": "pglm"}))
+    row = read_records(run_experiment(experiment, tmp_path, progress=False))[0]
+    ledger = json.loads(row.privacy)
+    assert ledger["holder_epsilon"] == row.holder_epsilon == 8.0
+    assert 0.0 < ledger["holder_delta"] < 1e-4
