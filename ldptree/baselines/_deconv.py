@@ -53,7 +53,6 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
-    check_bounds,
     check_features,
     check_int,
     check_open_unit,
@@ -62,7 +61,12 @@ from ldptree._validation import (
 )
 from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
-from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler
+from ldptree.estimators._protocol import (
+    budget_ledger,
+    check_fit_data,
+    fit_scaler,
+    resolve_label_bound,
+)
 from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
 
 GUARDS = ("public_mean", "none")
@@ -225,15 +229,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         self._check_read_out()
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
-        if self.label_bound is not None:
-            bound = check_bounds(self.label_bound, "label_bound")
-        elif yq is not None and float(yq.min()) < float(yq.max()):
-            bound = (float(yq.min()), float(yq.max()))
-        else:
-            raise ValueError(
-                "label_bound is required without non-constant public labels: pass label_bound=M "
-                "or (lo, hi), or y_public (the bound never comes from private labels)"
-            )
+        bound = resolve_label_bound(self.label_bound, yq)
         d = X_arr.shape[1]
         mechanism = LaplaceFeatureLabelMechanism(
             epsilon=epsilon, n_features=d, label_bound=bound, feature_share=share

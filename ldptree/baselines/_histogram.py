@@ -24,7 +24,6 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
-    check_bounds,
     check_int,
     check_positive,
     check_real,
@@ -40,6 +39,7 @@ from ldptree.estimators._protocol import (
     check_fit_data,
     check_simulation,
     fit_scaler,
+    resolve_label_bound,
     run_round,
 )
 from ldptree.estimators._readout import ratio_with_fallback
@@ -117,15 +117,7 @@ class _HistogramRegressor(RegressorMixin, _Histogram):
         if not 0.0 <= t < 1.0:
             raise ValueError(f"truncation must be in [0, 1), got {t}")
         y_arr, yq, collect = self._round(X, y, X_public, y_public, check_vector)
-        if self.label_bound is not None:
-            bound = check_bounds(self.label_bound, "label_bound")
-        elif yq is not None and float(yq.min()) < float(yq.max()):
-            bound = (float(yq.min()), float(yq.max()))
-        else:
-            raise ValueError(
-                "label_bound is required without non-constant public labels: pass label_bound=M "
-                "or (lo, hi), or y_public (the bound never comes from private labels)"
-            )
+        bound = resolve_label_bound(self.label_bound, yq)
         mechanism = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
         estimates = collect(mechanism, y_arr)
         self.label_bound_ = bound

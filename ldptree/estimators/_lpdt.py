@@ -31,7 +31,6 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
-    check_bounds,
     check_int,
     check_open_unit,
     check_positive,
@@ -40,7 +39,13 @@ from ldptree._validation import (
 from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
-from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler, run_round
+from ldptree.estimators._protocol import (
+    budget_ledger,
+    check_fit_data,
+    fit_scaler,
+    resolve_label_bound,
+    run_round,
+)
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
 from ldptree.protocols import Mechanism, Partitioner
@@ -143,21 +148,6 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             criteria=("mse",),
         )
 
-    def _label_bound(self, y_public: FloatArray | None) -> tuple[float, float]:
-        if self.label_bound is not None:
-            return check_bounds(self.label_bound, "label_bound")
-        if y_public is None:
-            raise ValueError(
-                "label_bound is required when no public labels are given: pass label_bound=M or "
-                "(lo, hi), or y_public (the bound never comes from private labels)"
-            )
-        lo, hi = float(y_public.min()), float(y_public.max())
-        if not lo < hi:
-            raise ValueError(
-                f"y_public is constant ({lo}), so it cannot set the label range; pass label_bound"
-            )
-        return (lo, hi)
-
     def _mechanism(self, epsilon: float, bound: tuple[float, float]) -> Mechanism:
         if self.mechanism is None:
             rho = check_open_unit(self.budget_split, "budget_split")
@@ -182,7 +172,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"outside must be one of {_OUTSIDE}, got {self.outside!r}")
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
         partitioner = self._partitioner()
-        bound = self._label_bound(yq)
+        bound = resolve_label_bound(self.label_bound, yq)
         mechanism = self._mechanism(epsilon, bound)
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 

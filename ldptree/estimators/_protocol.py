@@ -15,7 +15,7 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import check_matrix, check_positive, check_vector
+from ldptree._validation import check_bounds, check_matrix, check_positive, check_vector
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
@@ -60,6 +60,24 @@ def fit_scaler(X_public: FloatArray | None, n_features: int, margin: float) -> R
     if X_public is None:
         return RangeScaler.unit(n_features)
     return RangeScaler.fit(X_public, margin=margin)
+
+
+def resolve_label_bound(label_bound: Any, y_public: FloatArray | None) -> tuple[float, float]:
+    """The label range ``(lo, hi)``: ``label_bound`` if given, else the public labels' range;
+    never private labels (``ValueError`` when neither can set it)."""
+    if label_bound is not None:
+        return check_bounds(label_bound, "label_bound")
+    if y_public is None:
+        raise ValueError(
+            "label_bound is required when no public labels are given: pass label_bound=M or "
+            "(lo, hi), or y_public (the bound never comes from private labels)"
+        )
+    lo, hi = float(y_public.min()), float(y_public.max())
+    if not lo < hi:
+        raise ValueError(
+            f"y_public is constant ({lo}), so it cannot set the label range; pass label_bound"
+        )
+    return (lo, hi)
 
 
 #: How a fit runs its private round: the protocol, or its in-law simulation (spec §3.5).
