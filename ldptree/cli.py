@@ -7,7 +7,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the CLI imports the experiments lazily (start-up time)
+    from ldptree.experiments import Experiment
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -45,28 +50,20 @@ def _finish(csv_path: Path, title: str) -> int:
 
 
 def _reproduce(args: argparse.Namespace) -> int:
-    from ldptree.experiments import lpdt_table_experiment, run_experiment
+    from ldptree.experiments import lpct_table_experiment, lpdt_table_experiment, run_experiment
 
     if args.target in _FIGURES:
         return _FIGURES[args.target](args)
+    extra: dict[str, Any] = {}
+    build: Callable[..., Experiment]
     if args.target == "lpct-table":
-        from ldptree.experiments import lpct_table_experiment
-
-        experiment = lpct_table_experiment(
-            datasets=args.datasets,
-            epsilons=args.epsilons,
-            reps=args.reps,
-            tuning=args.tuning,
-            quick=args.quick,
-            methods=args.methods,
-            data_dir=args.data_dir,
-            seed=args.seed,
-        )
-        csv_path = run_experiment(experiment, _out(args), jobs=args.jobs)
-        return _finish(csv_path, "LPCT real-data table (LPCT paper Table 2 protocol)")
-    if args.methods:
-        raise ValueError("--methods is for lpct-table; lpdt-table runs LPDT-M and LPDT-V")
-    experiment = lpdt_table_experiment(
+        build, title = lpct_table_experiment, "LPCT real-data table (LPCT paper Table 2 protocol)"
+        extra["methods"] = args.methods
+    else:
+        if args.methods:
+            raise ValueError("--methods is for lpct-table; lpdt-table runs LPDT-M and LPDT-V")
+        build, title = lpdt_table_experiment, "LPDT real-data table (LPDT paper Table 2/5 protocol)"
+    experiment = build(
         datasets=args.datasets,
         epsilons=args.epsilons,
         reps=args.reps,
@@ -74,9 +71,10 @@ def _reproduce(args: argparse.Namespace) -> int:
         quick=args.quick,
         data_dir=args.data_dir,
         seed=args.seed,
+        **extra,
     )
     csv_path = run_experiment(experiment, _out(args), jobs=args.jobs)
-    return _finish(csv_path, "LPDT real-data table (LPDT paper Table 2/5 protocol)")
+    return _finish(csv_path, title)
 
 
 def _out(args: argparse.Namespace) -> Path:
