@@ -23,6 +23,13 @@ class NotApplicableError(ValueError):
     cell or grid point as not applicable instead of failing the run."""
 
 
+def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
+    """``value`` if it is one of the strings ``allowed``, else a ``ValueError`` naming ``name``."""
+    if not isinstance(value, str) or value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
 def check_matrix(X: Any, name: str, *, allow_empty: bool = False) -> FloatArray:
     """Return ``X`` as a finite ``float64[n, d]`` array or raise naming ``name``."""
     if X is None:

@@ -53,6 +53,7 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
+    check_choice,
     check_features,
     check_int,
     check_open_unit,
@@ -216,8 +217,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         floor = check_real(self.denominator_floor, "denominator_floor")
         if floor < 0:
             raise ValueError(f"denominator_floor must be >= 0, got {floor}")
-        if self.guard not in GUARDS:
-            raise ValueError(f"guard must be one of {GUARDS}, got {self.guard!r}")
+        check_choice(self.guard, "guard", GUARDS)
         test_chunk = check_int(self.test_chunk, "test_chunk", minimum=1)
         holder_chunk = check_int(self.holder_chunk, "holder_chunk", minimum=1)
         return h, floor, test_chunk, holder_chunk

@@ -47,6 +47,7 @@ from jax.flatten_util import ravel_pytree
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
+    check_choice,
     check_features,
     check_int,
     check_positive,
@@ -63,12 +64,6 @@ __all__ = ["PSGDClassifier", "psgd_spend"]
 _MODELS = ("linear", "mlp")
 _MODES = ("correct", "reference")
 Params = tuple[jax.Array, ...]
-
-
-def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value
 
 
 def _init_params(key: jax.Array, n_features: int, hidden: int | None) -> Params:
@@ -227,8 +222,8 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
         """Warm start on the public sample, then one interactive pass (module docstring)."""
         epsilon = check_positive(self.epsilon, "epsilon")
         lr = check_positive(self.lr, "lr")
-        model = _choice(self.model, "model", _MODELS)
-        mode = _choice(self.mode, "mode", _MODES)
+        model = check_choice(self.model, "model", _MODELS)
+        mode = check_choice(self.mode, "mode", _MODES)
         warm_steps = check_int(self.warm_start_steps, "warm_start_steps", minimum=0)
         clip = check_positive(self.clip_norm, "clip_norm")
         X_arr, y_raw, Xq, yq = check_fit_data(

@@ -28,7 +28,7 @@ import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray
-from ldptree._validation import check_int
+from ldptree._validation import check_choice, check_int
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import route
@@ -58,8 +58,7 @@ NON_PRIVATE = NonPrivate()
 def _training_rows(
     training: str, X: FloatArray, y: Any, Xq: FloatArray | None, yq: Any
 ) -> tuple[FloatArray, Any]:
-    if training not in TRAINING:
-        raise ValueError(f"training must be one of {TRAINING}, got {training!r}")
+    check_choice(training, "training", TRAINING)
     if training == "private":
         return X, y
     if Xq is None or yq is None:

@@ -29,7 +29,14 @@ import jax
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
-from ldptree._validation import as_key, check_int, check_matrix, check_positive, check_real
+from ldptree._validation import (
+    as_key,
+    check_choice,
+    check_int,
+    check_matrix,
+    check_positive,
+    check_real,
+)
 from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
@@ -59,12 +66,6 @@ _CRITERIA = ("entropy", "gini")
 _OUTSIDE = ("clamp", "zero")
 #: Released numbers per chunk when ``chunk_size`` is left to the estimator.
 _CHUNK_NUMBERS = 1 << 22
-
-
-def _choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value
 
 
 class _LPCTBase(ClassifierMixin, BaseEstimator):
@@ -106,7 +107,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         round. Returns the partition, the private estimates and the public counts ``[L, K]``."""
         epsilon = check_positive(self.epsilon, "epsilon")
         margin = check_real(self.feature_margin, "feature_margin")
-        _choice(self.outside, "outside", _OUTSIDE)
+        check_choice(self.outside, "outside", _OUTSIDE)
         aggregate = check_simulation(self.simulation)
         X_arr, y_raw, Xq, yq = check_fit_data(
             X, y, X_public, y_public, check_labels=check_class_labels
@@ -308,7 +309,7 @@ class LPCTClassifier(_LPCTBase):
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPCTClassifier:
         """Grow the partition on public data, collect one report per private row, read out."""
         lam = check_lam(self.lam)
-        _choice(self.fallback, "fallback", FALLBACKS)
+        check_choice(self.fallback, "fallback", FALLBACKS)
         _, estimates, _ = self._fit_round(
             X, y, X_public, y_public, max_depth=self.max_depth, collect=not math.isinf(lam)
         )
@@ -448,7 +449,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         """Grow a deep partition on public data, collect one report per private row, prune."""
         epsilon = check_positive(self.epsilon, "epsilon")
         c = check_positive(self.C, "C")
-        rule = _choice(self.prune_rule, "prune_rule", PRUNE_RULES)
+        rule = check_choice(self.prune_rule, "prune_rule", PRUNE_RULES)
         if X_public is None or y_public is None:
             raise ValueError(
                 "LPCT-prune needs public data: pass X_public and y_public (its statistic compares "

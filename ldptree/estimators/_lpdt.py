@@ -31,6 +31,7 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
+    check_choice,
     check_int,
     check_open_unit,
     check_positive,
@@ -168,8 +169,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         margin = check_real(self.feature_margin, "feature_margin")
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
-        if self.outside not in _OUTSIDE:
-            raise ValueError(f"outside must be one of {_OUTSIDE}, got {self.outside!r}")
+        check_choice(self.outside, "outside", _OUTSIDE)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
         partitioner = self._partitioner()
         bound = resolve_label_bound(self.label_bound, yq)

@@ -15,7 +15,13 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import check_bounds, check_matrix, check_positive, check_vector
+from ldptree._validation import (
+    check_bounds,
+    check_choice,
+    check_matrix,
+    check_positive,
+    check_vector,
+)
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
@@ -86,9 +92,7 @@ SIMULATIONS = ("per_holder", "aggregate")
 
 def check_simulation(value: Any) -> bool:
     """Whether ``simulation`` asks for the aggregate simulation; ``ValueError`` if unknown."""
-    if not isinstance(value, str) or value not in SIMULATIONS:
-        raise ValueError(f"simulation must be one of {SIMULATIONS}, got {value!r}")
-    return value == "aggregate"
+    return check_choice(value, "simulation", SIMULATIONS) == "aggregate"
 
 
 def run_round(
