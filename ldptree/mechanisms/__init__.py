@@ -1,5 +1,23 @@
-"""Local randomizers: each holder's record ``(cell, label)`` -> one report."""
+"""Local randomizers: each holder's record ``(cell, label)`` -> one report.
 
+Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
+enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (:class:`CellRelease`,
+:class:`LabelRelease`, each with one exact noise, :class:`BitFlip` or :class:`Geometric`) and its
+debiasing; sampling, summaries, likelihoods and the report law the accountant certifies are derived
+from those declarations.
+"""
+
+from ldptree.mechanisms._kit import (
+    NULL_LABEL,
+    CellRelease,
+    ClassLabels,
+    KitMechanism,
+    LabelRelease,
+    RealLabels,
+    cell_indicator,
+    label_level,
+    label_levels,
+)
 from ldptree.mechanisms._laplace_cell_class import (
     LaplaceCellClassMechanism,
     LaplaceCellClassReport,
@@ -12,9 +30,17 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelMechanism,
     LaplaceFeatureLabelReport,
 )
+from ldptree.mechanisms._noise import BitFlip, Geometric
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 
 __all__ = [
+    "NULL_LABEL",
+    "BitFlip",
+    "CellRelease",
+    "ClassLabels",
+    "Geometric",
+    "KitMechanism",
+    "LabelRelease",
     "LaplaceCellClassMechanism",
     "LaplaceCellClassReport",
     "LaplaceCellLabelMechanism",
@@ -23,4 +49,8 @@ __all__ = [
     "LaplaceFeatureLabelReport",
     "RRLaplaceMechanism",
     "RRLaplaceReport",
+    "RealLabels",
+    "cell_indicator",
+    "label_level",
+    "label_levels",
 ]

@@ -1,0 +1,700 @@
+"""The mechanism kit: declare a mechanism's releases once; everything else is derived from them.
+
+A mechanism built on the kit (a subclass of :class:`KitMechanism`) declares
+
+* how a label enters: :class:`RealLabels` (clipped to a declared bound, then rounded at random to
+  one of ``levels + 1`` evenly spaced levels, unbiasedly) or :class:`ClassLabels` (class codes, with
+  undeclared codes mapped to a null level). Either way the holder's label becomes an integer
+  *level* ``t`` from a finite set;
+* its *releases*, each one exact noise (:mod:`ldptree.mechanisms._noise`) applied independently to
+  every coordinate of an integer input vector read from a table indexed by ``t``:
+
+  - :class:`CellRelease`: ``width`` coordinates per cell; the record's own cell reads ``on[t]``,
+    every other cell ``off[t]`` (randomized response on the one-hot vector, Laplace-like noise on
+    ``U`` and ``V = Y U``);
+  - :class:`LabelRelease`: ``width`` coordinates reading ``inputs[t]`` (a noisy label);
+
+* and its debiasing (``debias``), the affine map from summed statistics to cell estimates.
+
+The kit derives ``privatize`` (jitted, vectorised over holders, holder ``h``'s randomness from
+``(key, h)`` alone, so chunking never changes a report), ``summarize`` and the fused
+``privatize_summarize`` (exact integer sums: per-cell sums of every cell release and their cross
+sums with every label release), ``max_summary_rows``, padding to shape buckets, ``log_prob``
+(exact, including the mixture over rounded levels) and ``report_law`` for the accountant. The
+tables and noises that the sampler reads are the ones the report law declares, so the law the
+accountant certifies is the law that is sampled.
+
+Why levels make the certificate cover every real label: the report's law given a real label ``y``
+is a mixture ``sum_t w_t(y) P(. | t)`` over levels. For any two labels and any report ``s``,
+``P(s | y) <= max_t P(s | t)`` and ``P(s | y') >= min_t P(s | t)``, so the log-likelihood ratio of
+two real labels never exceeds the largest ratio between two levels; enumerating the finitely many
+levels is therefore a proof for all real labels, whatever the rounding probabilities are (they are
+float32 arithmetic and affect only unbiasedness, never privacy).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from functools import partial
+from typing import Any, ClassVar, NamedTuple
+
+import attrs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ldptree._buckets import MIN_ROWS, bucket
+from ldptree._typing import FloatArray, PRNGKey
+from ldptree._validation import check_int, to_label_bound
+from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
+from ldptree.accounting._spend import PrivacySpend
+from ldptree.mechanisms._noise import BitFlip, Geometric, sample_noise
+from ldptree.mechanisms._random import holder_words, key_words, unit_halfopen
+from ldptree.mechanisms._records import check_records
+from ldptree.protocols import CellEstimates
+
+__all__ = [
+    "CellRelease",
+    "ClassLabels",
+    "KitMechanism",
+    "LabelRelease",
+    "RealLabels",
+    "cell_indicator",
+    "label_level",
+    "label_levels",
+]
+
+_INT32_LIMIT = 2**31 - 1
+_FLOAT32_EXACT = 2**24
+#: The label the report law uses for "any class code outside 0..K-1" (the null level).
+NULL_LABEL = -1
+
+Noise = BitFlip | Geometric
+
+
+# -- how labels enter ---------------------------------------------------------------------------
+def _to_levels(value: Any) -> int:
+    levels = check_int(value, "levels", minimum=2)
+    if levels % 2:
+        raise ValueError(f"levels must be even (the centre is a level), got {levels}")
+    return levels
+
+
+@attrs.frozen
+class RealLabels:
+    """Real labels, clipped to ``bound = (lo, hi)`` and rounded at random to a level.
+
+    Level ``t in {0, ..., levels}`` stands for the value ``lo + t step`` with
+    ``step = (hi - lo) / levels``; a label at ``u = (clip(y) - lo) / step`` goes to ``floor(u)`` or
+    ``floor(u) + 1`` with probabilities ``1 - frac(u)`` and ``frac(u)``, so
+    ``E[lo + t step] = clip(y)`` (up to float32 rounding of ``u``) and the rounding adds variance at
+    most ``step^2 / 4``. ``levels`` is even so that the centre ``(lo + hi) / 2`` is a level.
+    """
+
+    bound: tuple[float, float] = attrs.field(converter=to_label_bound)
+    levels: int = attrs.field(converter=_to_levels)
+
+    integer: ClassVar[bool] = False
+    words: ClassVar[int] = 1
+
+    @property
+    def size(self) -> int:
+        return self.levels + 1
+
+    @property
+    def step(self) -> float:
+        return (self.bound[1] - self.bound[0]) / self.levels
+
+    @property
+    def center(self) -> float:
+        return (self.bound[0] + self.bound[1]) / 2.0
+
+    def domain(self) -> tuple[float, ...]:
+        """Representative labels of the levels, ``lo + t step`` (the accountant's label domain)."""
+        return tuple(self.value(t) for t in range(self.size))
+
+    def value(self, t: int) -> float:
+        return self.bound[0] + t * self.step if t < self.levels else self.bound[1]
+
+    def index(self, label: Any) -> int:
+        """The level of a representative label (exact for :meth:`domain` values)."""
+        u = (min(max(float(label), self.bound[0]), self.bound[1]) - self.bound[0]) / self.step
+        return min(max(round(u), 0), self.levels)
+
+    def weights(self, label: Any) -> list[tuple[int, float]]:
+        """``[(level, probability)]`` of the rounding of one label (float64)."""
+        lo, hi = self.bound
+        u = (min(max(float(label), lo), hi) - lo) / self.step
+        base = min(math.floor(u), self.levels)
+        frac = u - base
+        if frac <= 0.0 or base == self.levels:
+            return [(base, 1.0)]
+        return [(base, 1.0 - frac), (base + 1, frac)]
+
+    def static(self) -> tuple[Any, ...]:
+        return ("real",)
+
+    def constants(self) -> tuple[Any, ...]:
+        lo, hi = self.bound
+        return (np.float32(lo), np.float32(hi), np.float32(self.step), np.float32(self.levels))
+
+    def decode(self, level: Any) -> FloatArray:
+        """Values ``lo + level step`` of (noisy) level codes, as float64."""
+        out: FloatArray = self.bound[0] + self.step * np.asarray(level, dtype=np.float64)
+        return out
+
+
+@attrs.frozen
+class ClassLabels:
+    """Class codes ``0..K-1``; any other code becomes the null level ``K`` (``NULL_LABEL``)."""
+
+    n_classes: int = attrs.field(converter=lambda v: check_int(v, "n_classes", minimum=2))
+
+    integer: ClassVar[bool] = True
+    words: ClassVar[int] = 0
+
+    @property
+    def size(self) -> int:
+        return self.n_classes + 1
+
+    def domain(self) -> tuple[int, ...]:
+        return (*range(self.n_classes), NULL_LABEL)
+
+    def index(self, label: Any) -> int:
+        code = int(label)
+        return code if 0 <= code < self.n_classes else self.n_classes
+
+    def weights(self, label: Any) -> list[tuple[int, float]]:
+        return [(self.index(label), 1.0)]
+
+    def static(self) -> tuple[Any, ...]:
+        return ("class",)
+
+    def constants(self) -> tuple[Any, ...]:
+        return (np.int32(self.n_classes),)
+
+
+Labels = RealLabels | ClassLabels
+
+
+# -- releases -----------------------------------------------------------------------------------
+def _table(value: Any) -> np.ndarray[Any, np.dtype[np.int32]]:
+    arr = np.asarray(value)
+    if arr.ndim == 1:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[1] < 1 or not np.issubdtype(arr.dtype, np.integer):
+        raise ValueError(f"a release table must be an integer array [levels, width], got {arr!r}")
+    out = np.ascontiguousarray(arr, dtype=np.int32)
+    out.setflags(write=False)
+    return out
+
+
+def _check_noise(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if not isinstance(value, BitFlip | Geometric):
+        raise TypeError(f"{attribute.name} must be a BitFlip or Geometric noise, got {value!r}")
+
+
+@attrs.frozen(eq=False)
+class CellRelease:
+    """``width`` coordinates per cell: own cell ``on[t]``, other cells ``off[t]`` (``[levels, w]``)."""
+
+    name: str
+    noise: Noise = attrs.field(validator=_check_noise)
+    on: np.ndarray[Any, np.dtype[np.int32]] = attrs.field(converter=_table)
+    off: np.ndarray[Any, np.dtype[np.int32]] = attrs.field(converter=_table)
+
+    @property
+    def width(self) -> int:
+        return int(self.on.shape[1])
+
+    def tables(self) -> tuple[np.ndarray[Any, Any], ...]:
+        return (self.on, self.off)
+
+
+@attrs.frozen(eq=False)
+class LabelRelease:
+    """``width`` coordinates reading ``inputs[t]`` (``[levels, w]``): they depend on the label only."""
+
+    name: str
+    noise: Noise = attrs.field(validator=_check_noise)
+    inputs: np.ndarray[Any, np.dtype[np.int32]] = attrs.field(converter=_table)
+
+    @property
+    def width(self) -> int:
+        return int(self.inputs.shape[1])
+
+    def tables(self) -> tuple[np.ndarray[Any, Any], ...]:
+        return (self.inputs,)
+
+
+Release = CellRelease | LabelRelease
+
+
+#: Largest number of label levels :func:`label_levels` chooses.
+MAX_LEVELS = 64
+
+
+def label_levels(epsilon: float) -> int:
+    """Levels for a real label released with budget ``epsilon``: ``2 ceil(2 epsilon)`` in
+    ``[2, MAX_LEVELS]``. Rounding to levels adds variance at most ``step^2 / 4``, below 1% of the
+    geometric noise's ``~ 2 (levels / epsilon)^2 step^2`` while ``epsilon <= MAX_LEVELS / 2``."""
+    return min(MAX_LEVELS, max(2, 2 * math.ceil(2.0 * float(epsilon))))
+
+
+def cell_indicator(name: str, noise: Noise, labels: Labels) -> CellRelease:
+    """The one-hot cell vector: input 1 in the record's cell and 0 elsewhere, whatever the label."""
+    return CellRelease(name, noise, on=np.ones(labels.size, np.int32), off=np.zeros(labels.size, np.int32))
+
+
+def label_level(name: str, noise: Noise, labels: Labels) -> LabelRelease:
+    """One coordinate carrying the label's level ``t`` itself (``noise`` spans the levels)."""
+    return LabelRelease(name, noise, inputs=np.arange(labels.size))
+
+
+# -- the derived mechanism ------------------------------------------------------------------------
+class _Spec(NamedTuple):
+    """The static (shape-fixing) description of a kit mechanism's kernel."""
+
+    labels: tuple[Any, ...]
+    kinds: tuple[str, ...]
+    noises: tuple[tuple[Any, ...], ...]
+    widths: tuple[int, ...]
+    width: int  # padded number of cells
+    block: int  # rows per exact float32 block of the summaries
+    cross: tuple[tuple[int, int], ...]  # (cell release, label release) index pairs
+
+
+class KitMechanism:
+    """Base class of the kit's mechanisms (module docstring).
+
+    A subclass is an immutable attrs class with an ``epsilon`` field and implements
+    :meth:`labels` (``RealLabels`` or ``ClassLabels``), :meth:`releases` and :meth:`debias`. It
+    may set ``report_type`` (a ``NamedTuple`` whose fields are the release names; default a dict)
+    and override :meth:`budget_parts` (the claimed split of ``epsilon`` between releases).
+    """
+
+    epsilon: float
+    report_type: ClassVar[Any] = None
+
+    # -- to implement ----------------------------------------------------------------------------
+    def labels(self) -> Labels:
+        raise NotImplementedError
+
+    def releases(self) -> tuple[Release, ...]:
+        raise NotImplementedError
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        raise NotImplementedError
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        """``(release name, claimed epsilon)`` pairs; default: the whole budget, unsplit."""
+        return ()
+
+    # -- derived: constants ------------------------------------------------------------------------
+    @property
+    def spend(self) -> PrivacySpend:
+        """The claimed privacy map (the accountant's certificate is what estimators charge)."""
+        return PrivacySpend(epsilon=float(self.epsilon), parts=self.budget_parts())
+
+    def _checked_releases(self) -> tuple[Release, ...]:
+        releases = tuple(self.releases())
+        labels = self.labels()
+        names = [r.name for r in releases]
+        if not releases or len(set(names)) != len(names):
+            raise ValueError(f"releases must be non-empty with distinct names, got {names}")
+        for r in releases:
+            domain = set(r.noise.inputs)
+            for table in r.tables():
+                if table.shape[0] != labels.size:
+                    raise ValueError(
+                        f"release {r.name!r}: tables need one row per label level "
+                        f"({labels.size}), got {table.shape[0]}"
+                    )
+                if not set(np.unique(table).tolist()) <= domain:
+                    raise ValueError(
+                        f"release {r.name!r}: table values must be noise inputs {sorted(domain)}"
+                    )
+        return releases
+
+    def _cross(self, releases: Sequence[Release]) -> tuple[tuple[int, int], ...]:
+        cells = [i for i, r in enumerate(releases) if isinstance(r, CellRelease)]
+        labels = [i for i, r in enumerate(releases) if isinstance(r, LabelRelease)]
+        return tuple((i, k) for i in cells for k in labels)
+
+    def _bound(self, releases: Sequence[Release], pair: tuple[int, int] | None) -> int:
+        if pair is None:
+            return max(r.noise.max_abs_output for r in releases)
+        return releases[pair[0]].noise.max_abs_output * releases[pair[1]].noise.max_abs_output
+
+    @property
+    def max_summary_rows(self) -> int:
+        """Largest report batch whose integer sums (and cross sums) fit in int32."""
+        releases = self._checked_releases()
+        bounds = [self._bound(releases, None)]
+        bounds += [self._bound(releases, p) for p in self._cross(releases)]
+        return _INT32_LIMIT // max(bounds)
+
+    def _spec(self, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
+        releases = self._checked_releases()
+        labels = self.labels()
+        cross = self._cross(releases)
+        largest = max(
+            [self._bound(releases, None)] + [self._bound(releases, p) for p in cross]
+        )
+        block = 1 << max(0, ((_FLOAT32_EXACT - 1) // largest).bit_length() - 1)
+        spec = _Spec(
+            labels=labels.static(),
+            kinds=tuple("cell" if isinstance(r, CellRelease) else "label" for r in releases),
+            noises=tuple(r.noise.static for r in releases),
+            widths=tuple(r.width for r in releases),
+            width=bucket(int(n_cells)),
+            block=block,
+            cross=cross,
+        )
+        consts = (
+            labels.constants(),
+            tuple(r.noise.constants() for r in releases),
+            tuple(r.tables() for r in releases),
+        )
+        return spec, consts
+
+    # -- derived: holder side ----------------------------------------------------------------------
+    def _args(
+        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: Any
+    ) -> tuple[int, tuple[Any, ...]]:
+        cells, labels = check_records(cells, labels, n_cells, integer_labels=self.labels().integer)
+        n = int(cells.shape[0])
+        pad = bucket(n, MIN_ROWS) - n
+        if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
+            padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))
+        else:
+            # host padding: a NumPy pad is free, a jnp pad is a device dispatch
+            padded = (
+                np.pad(np.asarray(cells, dtype=np.int32), (0, pad)),
+                np.pad(np.asarray(labels), (0, pad)),
+            )
+        return n, (key_words(key), *padded, np.uint32(first_holder))
+
+    def privatize(
+        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
+    ) -> Any:
+        """Reports of holders ``first_holder, first_holder + 1, ...`` (one per record)."""
+        spec, consts = self._spec(n_cells)
+        n, args = self._args(key, cells, labels, n_cells, first_holder)
+        outs = _privatize(spec, consts, *args)
+        return self._assemble([_trim(o, spec, i, n, n_cells) for i, o in enumerate(outs)])
+
+    def _assemble(self, arrays: Sequence[Any]) -> Any:
+        names = [r.name for r in self._checked_releases()]
+        if self.report_type is None:
+            return dict(zip(names, arrays, strict=True))
+        return self.report_type(*arrays)
+
+    def _report_arrays(self, reports: Any) -> list[Any]:
+        names = [r.name for r in self._checked_releases()]
+        if isinstance(reports, dict):
+            return [reports[name] for name in names]
+        return [getattr(reports, name) for name in names]
+
+    def privatize_summarize(
+        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
+    ) -> dict[str, Any]:
+        """``summarize(privatize(...))`` in one jitted kernel; at most ``max_summary_rows``."""
+        spec, consts = self._spec(n_cells)
+        n, args = self._args(key, cells, labels, n_cells, first_holder)
+        if n > self.max_summary_rows:
+            raise ValueError(
+                f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
+            )
+        sums = _privatize_summarize(spec, consts, *args, np.int32(n))
+        return self._stats(spec, sums, n_cells)
+
+    # -- derived: curator side ---------------------------------------------------------------------
+    def summarize(self, reports: Any, n_cells: int) -> dict[str, Any]:
+        """Exact integer sums of a batch of reports (see :meth:`stat_names`)."""
+        spec, _ = self._spec(n_cells)
+        arrays = self._report_arrays(reports)
+        n = int(np.shape(arrays[0])[0])
+        if n > self.max_summary_rows:
+            raise ValueError(
+                f"a batch of {n} reports exceeds max_summary_rows={self.max_summary_rows}; "
+                "split it (SumAggregator.update does)"
+            )
+        rows = bucket(n, MIN_ROWS)
+        padded = []
+        for i, arr in enumerate(arrays):
+            a = jnp.asarray(arr)
+            expected = _report_shape(spec, i, n, n_cells)
+            if a.shape != expected:
+                raise ValueError(f"reports.{self._names()[i]} must have shape {expected}")
+            a = a.reshape(n, -1).astype(jnp.int32)
+            if spec.kinds[i] == "cell":
+                w = spec.widths[i]
+                a = a.reshape(n, n_cells, w)
+                a = jnp.pad(a, ((0, rows - n), (0, spec.width - n_cells), (0, 0)))
+                a = a.reshape(rows, spec.width * w)
+            else:
+                a = jnp.pad(a, ((0, rows - n), (0, 0)))
+            padded.append(a)
+        return self._stats(spec, _summarize(spec, tuple(padded)), n_cells)
+
+    def _names(self) -> list[str]:
+        return [r.name for r in self._checked_releases()]
+
+    def stat_names(self) -> list[str]:
+        """Keys of :meth:`summarize`: each release's name (its coordinate sums: ``[L]``/``[L, w]``
+        for cell releases, a scalar/``[w]`` for label releases) and ``"cell*label"`` for the cross
+        sums ``sum_i out_cell[i, j] out_label[i]`` of every cell release with every label release.
+        """
+        names = self._names()
+        cross = self._cross(self._checked_releases())
+        return names + [f"{names[i]}*{names[k]}" for i, k in cross]
+
+    def _stats(self, spec: _Spec, sums: Any, n_cells: int) -> dict[str, Any]:
+        host = sums if isinstance(sums[0], jax.core.Tracer) else jax.device_get(sums)
+        names = self._names()
+        out: dict[str, Any] = {}
+        for i, s in enumerate(host[: len(names)]):
+            if spec.kinds[i] == "cell":
+                s = s.reshape(spec.width, spec.widths[i])[:n_cells]
+            out[names[i]] = _squeeze(s, spec.widths[i])
+        for (i, k), s in zip(spec.cross, host[len(names) :], strict=True):
+            s = s.reshape(spec.width, spec.widths[i], spec.widths[k])[:n_cells]
+            if spec.widths[k] == 1:
+                s = s[..., 0]
+            out[f"{names[i]}*{names[k]}"] = _squeeze(s, spec.widths[i])
+        return out
+
+    def simulate_summary(
+        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int
+    ) -> dict[str, FloatArray]:
+        """Simulation only: the summed reports of all holders drawn in aggregate, ``O(L)`` draws.
+
+        Every coordinate's sum is the sum of its true inputs plus the sum of ``n`` noises; for the
+        two-sided geometric law ``Z = G_1 - G_2`` with ``G`` geometric on ``{0, 1, ...}``
+        (``P(G = k) = (1 - r) r^k``, ``r = e^{-gamma}``), so the noise sum is the difference of two
+        negative binomial ``NB(n, 1 - r)`` draws: exact in law for the unrounded, unclamped
+        geometric noise (the realised law differs from it by its clamp mass, below ``e^{-40}``, and
+        by the 2^-64 rounding of its probabilities). Real labels are rounded to levels per holder as
+        in the protocol. The input is the whole private sample, so this is never the protocol.
+        Only for mechanisms whose releases all use :class:`Geometric` noise and need no cross sums.
+        """
+        releases = self._checked_releases()
+        if self._cross(releases) or not all(isinstance(r.noise, Geometric) for r in releases):
+            raise TypeError(
+                f"{type(self).__name__} cannot draw aggregate reports: the aggregate simulation "
+                "needs Geometric noise on every release and no cross sums"
+            )
+        label_spec = self.labels()
+        cells_j, labels_j = check_records(cells, labels, n_cells, integer_labels=label_spec.integer)
+        cell_idx = np.asarray(cells_j, dtype=np.int64)
+        n = int(cell_idx.shape[0])
+        if n == 0:
+            raise ValueError("cells must hold at least one record")
+        rng = np.random.default_rng(np.asarray(key_words(key)).tolist())
+        raw = np.asarray(labels_j)
+        if isinstance(label_spec, RealLabels):
+            lo, hi = label_spec.bound
+            u = (np.clip(raw.astype(np.float64), lo, hi) - lo) / label_spec.step
+            t = np.minimum(np.floor(u + rng.random(n)), label_spec.levels).astype(np.int64)
+        else:
+            t = np.where((raw >= 0) & (raw < label_spec.n_classes), raw, label_spec.n_classes)
+        size = label_spec.size
+        joint = np.bincount(cell_idx * size + t, minlength=n_cells * size).reshape(n_cells, size)
+        totals = joint.sum(axis=0)
+        stats: dict[str, FloatArray] = {}
+        for r in releases:
+            assert isinstance(r.noise, Geometric)
+            if isinstance(r, CellRelease):
+                truth = joint @ r.on + (totals[None, :] - joint) @ r.off
+            else:
+                truth = totals @ r.inputs
+            success = -math.expm1(-r.noise.gamma)
+            noise = rng.negative_binomial(n, success, size=(2, *truth.shape))
+            stats[r.name] = _squeeze((truth + noise[0] - noise[1]).astype(np.float64), r.width)
+        return stats
+
+    # -- derived: likelihood -----------------------------------------------------------------------
+    def log_prob(self, report: Any, cell: int, label: Any, n_cells: int) -> float:
+        """``log P(report | cell, label)`` of one holder's report, exact in float64.
+
+        For a real label this is the mixture over the two levels its rounding can reach.
+        """
+        releases = self._checked_releases()
+        arrays = [np.asarray(a) for a in self._report_arrays(report)]
+        terms = []
+        for t, weight in self.labels().weights(label):
+            total = 0.0
+            for r, out in zip(releases, arrays, strict=True):
+                total += _release_log_prob(r, out, int(cell), t, n_cells)
+            terms.append(math.log(weight) + total)
+        return float(np.logaddexp.reduce(terms)) if terms else -math.inf
+
+    def report_law(self, n_cells: int) -> ReportLaw:
+        """The report's law for :func:`~ldptree.accounting.verify_ldp`, read off the same noises
+        and tables that :meth:`privatize` samples (module docstring)."""
+        n_cells = check_int(n_cells, "n_cells", minimum=1)
+        labels = self.labels()
+        releases = self._checked_releases()
+        blocks: list[CellBlock | LabelBlock] = []
+        for r in releases:
+            if isinstance(r, CellRelease):
+                blocks.append(
+                    CellBlock(r.name, r.noise.channel(), on=_row(r.on, labels), off=_row(r.off, labels))
+                )
+            else:
+                blocks.append(LabelBlock(r.name, r.noise.channel(), inputs=_row(r.inputs, labels)))
+
+        def assemble(outputs: dict[str, list[Any]]) -> Any:
+            arrays = []
+            for r in releases:
+                flat = np.asarray(outputs[r.name], dtype=np.int64)
+                shape = (n_cells, r.width) if isinstance(r, CellRelease) else (r.width,)
+                arr = flat.reshape(shape)
+                arr = arr[..., 0] if r.width == 1 else arr
+                if isinstance(r.noise, BitFlip):
+                    arr = arr.astype(bool)
+                arrays.append(jnp.asarray(arr) if arr.ndim else jnp.asarray(int(arr)))
+            return self._assemble(arrays)
+
+        return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
+
+
+def _row(table: np.ndarray[Any, Any], labels: Labels) -> Callable[[Any], tuple[int, ...]]:
+    def row(label: Any) -> tuple[int, ...]:
+        return tuple(int(v) for v in table[labels.index(label)])
+
+    return row
+
+
+def _squeeze(s: Any, width: int) -> Any:
+    return s[..., 0] if width == 1 else s
+
+
+def _report_shape(spec: _Spec, i: int, n: int, n_cells: int) -> tuple[int, ...]:
+    w = spec.widths[i]
+    if spec.kinds[i] == "cell":
+        return (n, n_cells) if w == 1 else (n, n_cells, w)
+    return (n,) if w == 1 else (n, w)
+
+
+def _trim(out: Any, spec: _Spec, i: int, n: int, n_cells: int) -> Any:
+    w = spec.widths[i]
+    if spec.kinds[i] == "cell":
+        out = out.reshape(out.shape[0], spec.width, w)[:n, :n_cells]
+    else:
+        out = out[:n]
+    return _squeeze(out, w)
+
+
+def _release_log_prob(r: Release, out: np.ndarray[Any, Any], cell: int, t: int, n_cells: int) -> float:
+    """``sum_k log P(out_k | input_k)`` over one release's coordinates for level ``t``."""
+    first = 0 if isinstance(r.noise, BitFlip) else -r.noise.margin
+    if isinstance(r, CellRelease):
+        out = out.reshape(n_cells, r.width).astype(np.int64)
+        inputs = np.broadcast_to(r.off[t], (n_cells, r.width)).copy()
+        inputs[cell] = r.on[t]
+    else:
+        out = out.reshape(r.width).astype(np.int64)
+        inputs = r.inputs[t]
+    total = 0.0
+    flat_in, flat_out = inputs.reshape(-1), out.reshape(-1) - first
+    for a in np.unique(flat_in):
+        table = r.noise.log_probs(int(a))
+        idx = flat_out[flat_in == a]
+        if (idx < 0).any() or (idx >= table.shape[0]).any():
+            return -math.inf
+        total += float(table[idx].sum())
+    return total
+
+
+# -- kernels ------------------------------------------------------------------------------------
+def _encode(spec: _Spec, consts: Any, labels: jax.Array, word: jax.Array | None) -> jax.Array:
+    if spec.labels[0] == "class":
+        (k,) = consts
+        return jnp.where((labels >= 0) & (labels < k), labels, k).astype(jnp.int32)
+    lo, hi, step, levels = consts
+    # a NaN would survive clip and leak through a deterministic level: treat it as the centre
+    y = jnp.where(jnp.isnan(labels), (lo + hi) / 2, labels)
+    u = (jnp.clip(y, lo, hi) - lo) / step
+    assert word is not None
+    t = jnp.floor(u + unit_halfopen(word))
+    return jnp.clip(t, 0, levels).astype(jnp.int32)
+
+
+def _outputs(
+    spec: _Spec,
+    consts: Any,
+    key_data: jax.Array,
+    cells: jax.Array,
+    labels: jax.Array,
+    first_holder: jax.Array,
+) -> tuple[jax.Array, ...]:
+    label_consts, noise_consts, tables = consts
+    n = cells.shape[0]
+    counts = []
+    for kind, noise, w in zip(spec.kinds, spec.noises, spec.widths, strict=True):
+        coords = spec.width * w if kind == "cell" else w
+        counts.append(_noise_words(noise, coords))
+    label_words = 1 if spec.labels[0] == "real" else 0
+    words = holder_words(key_data, first_holder, n, sum(counts) + label_words)
+    t = _encode(spec, label_consts, labels, words[:, -1] if label_words else None)
+    outs = []
+    start = 0
+    for i, (kind, noise, w) in enumerate(zip(spec.kinds, spec.noises, spec.widths, strict=True)):
+        chunk = words[:, start : start + counts[i]]
+        start += counts[i]
+        if kind == "cell":
+            on, off = (jnp.asarray(tab)[t] for tab in tables[i])  # [n, w]
+            own = jnp.arange(spec.width)[None, :, None] == cells[:, None, None]
+            inputs = jnp.where(own, on[:, None, :], off[:, None, :]).reshape(n, spec.width * w)
+        else:
+            inputs = jnp.asarray(tables[i][0])[t]
+        outs.append(sample_noise(noise, noise_consts[i], chunk, inputs))
+    return tuple(outs)
+
+
+def _noise_words(noise: tuple[Any, ...], coords: int) -> int:
+    if noise[0] == "bits":
+        return -(-coords // 2) if noise[1] == 16 else coords * (noise[1] // 32)
+    return 2 * coords
+
+
+def _sums(spec: _Spec, outs: Sequence[jax.Array]) -> tuple[jax.Array, ...]:
+    """Exact int32 sums: every release's column sums, then the cross sums of ``spec.cross``.
+
+    Cross sums are blocked float32 matmuls: each block's products and sums are integers below
+    ``2^24`` (``spec.block``), hence exact in float32; blocks are then added in int32 (exact below
+    ``max_summary_rows``).
+    """
+    sums = [o.astype(jnp.int32).sum(axis=0) for o in outs]
+    for i, k in spec.cross:
+        lhs, rhs = outs[i], outs[k]
+        rows = lhs.shape[0]
+        block = min(spec.block, rows)
+        g = rows // block
+        a = lhs.astype(jnp.float32).reshape(g, block, -1)
+        b = rhs.astype(jnp.float32).reshape(g, block, -1)
+        per_block = jnp.einsum("gbw,gbk->gwk", a, b)
+        sums.append(per_block.astype(jnp.int32).sum(axis=0).reshape(-1))
+    return tuple(sums)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def _privatize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
+    return _outputs(spec, consts, *args)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def _summarize(spec: _Spec, outs: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+    return _sums(spec, outs)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
+    *inputs, n_valid = args
+    outs = _outputs(spec, consts, *inputs)
+    valid = jnp.arange(outs[0].shape[0]) < n_valid  # padding holders report nothing
+    masked = tuple(jnp.where(valid[:, None], o, jnp.zeros_like(o)) for o in outs)
+    return _sums(spec, masked)

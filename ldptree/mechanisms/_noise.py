@@ -1,0 +1,377 @@
+"""Exact noise primitives of the mechanism kit: each releases one integer coordinate.
+
+A noise takes an integer *input* ``a`` from a finite domain and releases an integer *output* drawn
+with integer arithmetic only, so the law the accountant reads (integer counts out of ``2^bits``)
+is the law that is sampled:
+
+* :class:`BitFlip`: randomized response on a bit, ``P(out != a) = q' = T / 2^bits`` with an
+  integer threshold ``T = ceil(q 2^bits)`` (``q = 1 / (1 + e^eps)``) realised by comparing a
+  ``bits``-bit uniform integer with ``T``. Rounding ``q`` up can only lower the realised budget
+  ``log((1 - q') / q')``; the width (16, 32 or 64 bits) is the smallest that realises at least
+  ``MIN_REALISED`` of the claim, so nothing is silently wasted.
+* :class:`Geometric`: ``out = clamp(a + Z, -margin, span + margin)`` for ``a in {0, ..., span}``,
+  with ``Z`` the two-sided geometric ("discrete Laplace") law of
+  :func:`~ldptree.mechanisms._exact.geometric_noise_law`, whose 64-bit counts are rounded so that
+  inputs ``a, b`` satisfy ``P(out | a) <= e^{g |a - b|} P(out | b)`` with ``g <= eps / span``
+  *exactly for the realised counts*; ``g`` is re-derived from the counts
+  (:func:`~ldptree.mechanisms._exact.chain_ratio`) and reported as :attr:`Geometric.realised_epsilon`
+  ``= g span``.
+
+Both expose the same four things, read by the kit: ``channel()`` (the exact law as an accountant
+:class:`~ldptree.accounting.FiniteChannel`), ``log_probs(a)`` (float64 log-probabilities of every
+output), ``mean(a)`` / ``variance(a)`` (exact moments, for debiasing), and a jittable sampler
+``sample(static, consts, words, inputs)`` over ``uint32`` words, with the constants passed as
+traced values so one compiled program serves every epsilon of the same shape.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from fractions import Fraction
+from typing import Any, NamedTuple
+
+import attrs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ldptree._buckets import bucket
+from ldptree._typing import FloatArray
+from ldptree._validation import check_int, to_epsilon
+from ldptree.accounting._channels import FiniteChannel, binary_channel
+from ldptree.mechanisms._exact import (
+    MAX_SUPPORT,
+    PRECISION_BITS,
+    DyadicLaw,
+    chain_ratio,
+    clamped_output_counts,
+    geometric_noise_law,
+)
+
+__all__ = ["MIN_REALISED", "BitFlip", "Geometric", "Noise"]
+
+#: A noise realises at least this share of its claimed budget (the rest would be wasted privacy).
+MIN_REALISED = 0.99
+#: Clamp margin of :class:`Geometric`, in units of ``1 / gamma`` (tail mass ``~ e^{-40}``).
+CLAMP_UNITS = 40.0
+_LOG2 = math.log(2.0)
+
+
+def _flip_threshold(epsilon: float, bits: int) -> int:
+    # q = 1 / (1 + e^eps) = e^-eps / (1 + e^-eps), written so that a large eps cannot overflow
+    q = math.exp(-epsilon) / (1.0 + math.exp(-epsilon))
+    return max(1, math.ceil(q * 2.0**bits))
+
+
+def _flip_epsilon(threshold: int, bits: int) -> float:
+    return math.log((2**bits - threshold) / threshold)
+
+
+def _check_precision(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value not in (None, 16, 32, 64):
+        raise ValueError(f"{attribute.name} must be None (automatic), 16, 32 or 64, got {value!r}")
+
+
+class Noise:
+    """Marker base of the kit's noises (documentation and ``isinstance`` checks only)."""
+
+
+@attrs.frozen
+class BitFlip(Noise):
+    """Randomized response on one bit with an exactly realised flip probability.
+
+    ``epsilon`` is the budget of one bit: ``log((1 - q') / q') <= epsilon`` for the realised
+    ``q' = T / 2^bits``. ``precision_bits=None`` takes the smallest of 16, 32, 64 bits that realises
+    at least ``MIN_REALISED * epsilon`` (16 bits pack two flips in one 32-bit word).
+    """
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
+
+    def __attrs_post_init__(self) -> None:
+        if _flip_threshold(self.epsilon, self.bits) >= 2 ** (self.bits - 1):
+            raise ValueError(
+                f"a bit budget of {self.epsilon:.3g} is too small to realise a flip probability "
+                f"below 1/2 with {self.bits}-bit uniforms; raise epsilon or precision_bits"
+            )
+
+    @property
+    def bits(self) -> int:
+        """Width of the uniform integers compared with the threshold."""
+        if self.precision_bits is not None:
+            return self.precision_bits
+        for bits in (16, 32, 64):
+            t = _flip_threshold(self.epsilon, bits)
+            if t < 2 ** (bits - 1) and _flip_epsilon(t, bits) >= MIN_REALISED * self.epsilon:
+                return bits
+        return 64
+
+    @property
+    def threshold(self) -> int:
+        """``T = ceil(q 2^bits)``: a flip happens when the uniform integer is below ``T``."""
+        return _flip_threshold(self.epsilon, self.bits)
+
+    @property
+    def flip_prob(self) -> float:
+        """Realised ``q' = T / 2^bits``."""
+        return self.threshold / 2.0**self.bits
+
+    @property
+    def realised_epsilon(self) -> float:
+        """``log((2^bits - T) / T)``: the budget one bit really spends (``<= epsilon``)."""
+        return _flip_epsilon(self.threshold, self.bits)
+
+    # -- the law ---------------------------------------------------------------------------------
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return (0, 1)
+
+    @property
+    def max_abs_output(self) -> int:
+        return 1
+
+    def log_probs(self, a: int) -> FloatArray:
+        """``[log P(0 | a), log P(1 | a)]`` from the integer threshold."""
+        total, t = 2**self.bits, self.threshold
+        keep, flip = math.log(total - t) - self.bits * _LOG2, math.log(t) - self.bits * _LOG2
+        return np.array([keep, flip] if a == 0 else [flip, keep])
+
+    def channel(self) -> FiniteChannel:
+        return binary_channel(self.flip_prob)
+
+    def mean(self, a: int) -> float:
+        """``E[out | a] = q' + (1 - 2 q') a``."""
+        q = self.flip_prob
+        return q + (1.0 - 2.0 * q) * a
+
+    @property
+    def offset(self) -> float:
+        """``q'``: ``E[out | a] = offset + slope a`` exactly."""
+        return self.flip_prob
+
+    @property
+    def slope(self) -> float:
+        return 1.0 - 2.0 * self.flip_prob
+
+    def variance(self, a: int) -> float:
+        q = self.flip_prob
+        return q * (1.0 - q)
+
+    # -- the sampler -----------------------------------------------------------------------------
+    def words(self, n_coords: int) -> int:
+        """32-bit words one holder consumes for ``n_coords`` flips."""
+        if self.bits == 16:
+            return -(-n_coords // 2)
+        return n_coords * (self.bits // 32)
+
+    @property
+    def static(self) -> tuple[Any, ...]:
+        return ("bits", self.bits)
+
+    def constants(self) -> tuple[Any, ...]:
+        t = self.threshold
+        if self.bits == 64:
+            return (np.uint32(t >> 32), np.uint32(t & 0xFFFFFFFF))
+        return (np.uint32(t),)
+
+
+@functools.lru_cache(maxsize=256)
+def _geometric(gamma: float, span: int, margin: int) -> tuple[DyadicLaw, float]:
+    law = geometric_noise_law(gamma, span, margin)
+    return law, chain_ratio(law, span, margin)
+
+
+def _margin(gamma: float, span: int) -> int:
+    margin = max(2, math.ceil(CLAMP_UNITS / gamma))
+    return min(margin, (MAX_SUPPORT - 1) // 2 - span)
+
+
+@attrs.frozen
+class Geometric(Noise):
+    """``clamp(a + Z, -margin, span + margin)`` for integer ``a in {0, ..., span}``.
+
+    ``epsilon`` is the budget of moving the input across the whole span: the noise is calibrated to
+    ``gamma = epsilon / span`` per unit, ``Z`` has ``P(z) ~ e^{-gamma |z|}`` (variance about
+    ``2 e^{-gamma} / (1 - e^{-gamma})^2``, i.e. ``2 / gamma^2`` for small ``gamma``: the discrete
+    Laplace law of scale ``span / epsilon``), and the clamp margin is ``CLAMP_UNITS / gamma`` units,
+    so the clamp moves the mean by less than :attr:`max_bias` (computed exactly from the counts).
+    """
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    span: int = attrs.field(default=1, converter=lambda v: check_int(v, "span", minimum=1))
+
+    def __attrs_post_init__(self) -> None:
+        if not self.gamma >= 2.0**-30:
+            raise ValueError(
+                f"epsilon / span = {self.gamma:.3g} is too small for a 64-bit geometric law; "
+                "raise epsilon or lower span"
+            )
+        if self.margin < CLAMP_UNITS / self.gamma:
+            raise ValueError(
+                f"epsilon / span = {self.gamma:.3g} needs a support wider than {MAX_SUPPORT} "
+                "values; raise epsilon or lower span"
+            )
+
+    @property
+    def gamma(self) -> float:
+        """Calibrated per-unit budget ``epsilon / span``."""
+        return self.epsilon / self.span
+
+    @property
+    def margin(self) -> int:
+        return _margin(self.gamma, self.span)
+
+    @property
+    def law(self) -> DyadicLaw:
+        """The noise ``Z`` on ``[-(span + margin), span + margin]`` (integer counts)."""
+        return _geometric(self.gamma, self.span, self.margin)[0]
+
+    @property
+    def per_unit(self) -> float:
+        """Certified ``g``: ``P(out | a) <= e^{g |a - b|} P(out | b)`` for the realised counts."""
+        return _geometric(self.gamma, self.span, self.margin)[1]
+
+    @property
+    def realised_epsilon(self) -> float:
+        """``g span``: the budget the coordinate really spends over the whole span."""
+        return self.per_unit * self.span
+
+    # -- the law ---------------------------------------------------------------------------------
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return tuple(range(self.span + 1))
+
+    @property
+    def outputs(self) -> tuple[int, ...]:
+        return tuple(range(-self.margin, self.span + self.margin + 1))
+
+    @property
+    def max_abs_output(self) -> int:
+        return self.span + self.margin
+
+    def counts(self, a: int) -> tuple[int, ...]:
+        """Exact integer counts (out of ``2^64``) of every output for input ``a``."""
+        return _output_counts(self, int(a))
+
+    def log_probs(self, a: int) -> FloatArray:
+        shift = PRECISION_BITS * _LOG2
+        return np.asarray([math.log(c) - shift if c else -math.inf for c in self.counts(a)])
+
+    def channel(self) -> FiniteChannel:
+        def log_probs(a: Any) -> FloatArray:
+            if a not in range(self.span + 1):
+                raise ValueError(f"a geometric input must be an integer in [0, {self.span}]")
+            return self.log_probs(int(a))
+
+        return FiniteChannel(outputs=self.outputs, log_probs=log_probs)
+
+    def mean(self, a: int) -> float:
+        """``E[out | a]`` computed exactly from the counts (``a`` up to :attr:`max_bias`)."""
+        return float(_moments(self, int(a))[0])
+
+    def variance(self, a: int) -> float:
+        m1, m2 = _moments(self, int(a))
+        return float(m2 - m1 * m1)
+
+    @property
+    def offset(self) -> float:
+        """``E[out | a] = offset + slope a`` up to :attr:`max_bias` (the noise is symmetric)."""
+        return 0.0
+
+    @property
+    def slope(self) -> float:
+        return 1.0
+
+    @property
+    def max_bias(self) -> float:
+        """``max_a |E[out | a] - a|``: the clamp's effect on the mean, exact from the counts."""
+        return max(abs(self.mean(a) - a) for a in (0, self.span))
+
+    # -- the sampler -----------------------------------------------------------------------------
+    def words(self, n_coords: int) -> int:
+        return 2 * n_coords
+
+    @property
+    def static(self) -> tuple[Any, ...]:
+        return ("geometric", bucket(self.law.size - 1, 64))
+
+    def constants(self) -> tuple[Any, ...]:
+        hi, lo = self.law.threshold_words()
+        size = bucket(self.law.size - 1, 64)
+        pad = size - hi.shape[0]
+        return (
+            np.pad(hi, (0, pad), constant_values=np.uint32(0xFFFFFFFF)),
+            np.pad(lo, (0, pad), constant_values=np.uint32(0xFFFFFFFF)),
+            np.int32(hi.shape[0]),
+            np.int32(self.law.first),
+            np.int32(-self.margin),
+            np.int32(self.span + self.margin),
+        )
+
+
+@functools.lru_cache(maxsize=4096)
+def _output_counts(noise: Geometric, a: int) -> tuple[int, ...]:
+    if a not in range(noise.span + 1):
+        raise ValueError(f"a geometric input must be an integer in [0, {noise.span}], got {a}")
+    return clamped_output_counts(noise.law, a, -noise.margin, noise.span + noise.margin)
+
+
+@functools.lru_cache(maxsize=4096)
+def _moments(noise: Geometric, a: int) -> tuple[Fraction, Fraction]:
+    counts = noise.counts(a)
+    total = 1 << PRECISION_BITS
+    m1 = Fraction(sum(c * (k - noise.margin) for k, c in enumerate(counts)), total)
+    m2 = Fraction(sum(c * (k - noise.margin) ** 2 for k, c in enumerate(counts)), total)
+    return m1, m2
+
+
+class _Search(NamedTuple):
+    t_hi: Any
+    t_lo: Any
+    valid: Any
+
+
+def search_padded(search: _Search, hi: jax.Array, lo: jax.Array) -> jax.Array:
+    """``#{k < valid : C_k <= u}`` for ``u = hi 2^32 + lo`` over padded thresholds.
+
+    A branch-free binary lifting (``log2`` of the padded size steps), every step a gather and a
+    lexicographic comparison of 32-bit halves; ``valid`` may be traced, so one program serves
+    every table of the same padded size.
+    """
+    size = int(search.t_hi.shape[0])
+    count = jnp.zeros(hi.shape, dtype=jnp.int32)
+    step = 1 << max(size, 1).bit_length()
+    while step:
+        probe = count + step
+        index = jnp.clip(probe, 1, size) - 1
+        th, tl = search.t_hi[index], search.t_lo[index]
+        below = (th < hi) | ((th == hi) & (tl <= lo))
+        count = jnp.where((probe <= search.valid) & below, probe, count)
+        step >>= 1
+    return count
+
+
+def sample_noise(static: tuple[Any, ...], consts: Any, words: jax.Array, inputs: jax.Array) -> Any:
+    """Outputs ``[n, C]`` of a noise for integer ``inputs [n, C]`` from ``words [n, W]``.
+
+    ``static`` and ``consts`` come from the noise's ``static`` and ``constants()``. Pure
+    ``jax.numpy``; the word layout is fixed per noise kind (see :meth:`BitFlip.words`).
+    """
+    n_coords = inputs.shape[1]
+    if static[0] == "bits":
+        bits = static[1]
+        if bits == 16:
+            half = -(-n_coords // 2)
+            w = words[:, :half]
+            flip = jnp.concatenate([(w & jnp.uint32(0xFFFF)) < consts[0], (w >> 16) < consts[0]], 1)
+        elif bits == 32:
+            flip = words[:, :n_coords] < consts[0]
+        else:
+            hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
+            flip = (hi < consts[0]) | ((hi == consts[0]) & (lo < consts[1]))
+        return flip[:, :n_coords] ^ (inputs == 1)
+    t_hi, t_lo, valid, first, low, high = consts
+    hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
+    z = search_padded(_Search(t_hi, t_lo, valid), hi, lo) + first
+    return jnp.clip(inputs + z, low, high)
