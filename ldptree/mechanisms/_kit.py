@@ -342,7 +342,8 @@ class KitMechanism:
         largest = max(
             [self._bound(releases, None)] + [self._bound(releases, p) for p in cross]
         )
-        block = 1 << max(0, ((_FLOAT32_EXACT - 1) // largest).bit_length() - 1)
+        # bucketed, so that nearby budgets share one compiled program
+        block = 1 << max(0, ((_FLOAT32_EXACT - 1) // bucket(largest)).bit_length() - 1)
         spec = _Spec(
             labels=labels.static(),
             kinds=tuple("cell" if isinstance(r, CellRelease) else "label" for r in releases),

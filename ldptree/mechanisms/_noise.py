@@ -8,14 +8,17 @@ is the law that is sampled:
   integer threshold ``T = ceil(q 2^bits)`` (``q = 1 / (1 + e^eps)``) realised by comparing a
   ``bits``-bit uniform integer with ``T``. Rounding ``q`` up can only lower the realised budget
   ``log((1 - q') / q')``; the width (16, 32 or 64 bits) is the smallest that realises at least
-  ``MIN_REALISED`` of the claim, so nothing is silently wasted.
+  ``MIN_REALISED`` of the claim, so nothing is silently wasted. (Exception: 64-bit integers cannot
+  realise a ratio above ``2^64``, so a single bit's budget above ``64 ln 2 ~ 44.4`` is realised as
+  about 44.4: less privacy loss than claimed, never more.)
 * :class:`Geometric`: ``out = clamp(a + Z, -margin, span + margin)`` for ``a in {0, ..., span}``,
   with ``Z`` the two-sided geometric ("discrete Laplace") law of
   :func:`~ldptree.mechanisms._exact.geometric_noise_law`, whose 64-bit counts are rounded so that
   inputs ``a, b`` satisfy ``P(out | a) <= e^{g |a - b|} P(out | b)`` with ``g <= eps / span``
   *exactly for the realised counts*; ``g`` is re-derived from the counts
   (:func:`~ldptree.mechanisms._exact.chain_ratio`) and reported as :attr:`Geometric.realised_epsilon`
-  ``= g span``.
+  ``= g span``. (The same 64-bit ceiling applies: over one coordinate the realised ratio cannot
+  exceed about ``e^{44}``.)
 
 Both expose the same four things, read by the kit: ``channel()`` (the exact law as an accountant
 :class:`~ldptree.accounting.FiniteChannel`), ``log_probs(a)`` (float64 log-probabilities of every
@@ -55,6 +58,8 @@ __all__ = ["MIN_REALISED", "BitFlip", "Geometric", "Noise"]
 MIN_REALISED = 0.99
 #: Clamp margin of :class:`Geometric`, in units of ``1 / gamma`` (tail mass ``~ e^{-40}``).
 CLAMP_UNITS = 40.0
+#: Smallest margin accepted where the support limit caps it (tail mass ``~ e^{-20}``).
+MIN_CLAMP_UNITS = 20.0
 _LOG2 = math.log(2.0)
 
 
@@ -176,9 +181,14 @@ class BitFlip(Noise):
         return (np.uint32(t),)
 
 
+#: The geometric law is built for ``gamma (1 - SLACK)`` so that its certified ratio, whose
+#: logarithms are rounded up, stays at or below the claim.
+SLACK = 1e-9
+
+
 @functools.lru_cache(maxsize=256)
 def _geometric(gamma: float, span: int, margin: int) -> tuple[DyadicLaw, float]:
-    law = geometric_noise_law(gamma, span, margin)
+    law = geometric_noise_law(gamma * (1.0 - SLACK), span, margin)
     return law, chain_ratio(law, span, margin)
 
 
@@ -196,6 +206,8 @@ class Geometric(Noise):
     ``2 e^{-gamma} / (1 - e^{-gamma})^2``, i.e. ``2 / gamma^2`` for small ``gamma``: the discrete
     Laplace law of scale ``span / epsilon``), and the clamp margin is ``CLAMP_UNITS / gamma`` units,
     so the clamp moves the mean by less than :attr:`max_bias` (computed exactly from the counts).
+    Where ``2^20`` support values cannot hold that margin, it is capped, down to
+    ``MIN_CLAMP_UNITS / gamma``; smaller ``gamma`` is refused.
     """
 
     epsilon: float = attrs.field(converter=to_epsilon)
@@ -207,7 +219,7 @@ class Geometric(Noise):
                 f"epsilon / span = {self.gamma:.3g} is too small for a 64-bit geometric law; "
                 "raise epsilon or lower span"
             )
-        if self.margin < CLAMP_UNITS / self.gamma:
+        if self.margin < MIN_CLAMP_UNITS / self.gamma:
             raise ValueError(
                 f"epsilon / span = {self.gamma:.3g} needs a support wider than {MAX_SUPPORT} "
                 "values; raise epsilon or lower span"
