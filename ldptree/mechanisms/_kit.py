@@ -339,11 +339,11 @@ class KitMechanism:
         releases = self._checked_releases()
         labels = self.labels()
         cross = self._cross(releases)
-        largest = max(
-            [self._bound(releases, None)] + [self._bound(releases, p) for p in cross]
-        )
-        # bucketed, so that nearby budgets share one compiled program
-        block = 1 << max(0, ((_FLOAT32_EXACT - 1) // bucket(largest)).bit_length() - 1)
+        # The summary block is chosen from the shape buckets (a geometric noise's outputs are
+        # below its padded table size), so nearby budgets share one compiled program.
+        bounds = [_static_bound(r.noise.static) for r in releases]
+        largest = max([max(bounds)] + [bounds[i] * bounds[k] for i, k in cross])
+        block = 1 << max(0, ((_FLOAT32_EXACT - 1) // largest).bit_length() - 1)
         spec = _Spec(
             labels=labels.static(),
             kinds=tuple("cell" if isinstance(r, CellRelease) else "label" for r in releases),
@@ -356,7 +356,7 @@ class KitMechanism:
         consts = (
             labels.constants(),
             tuple(r.noise.constants() for r in releases),
-            tuple(r.tables() for r in releases),
+            tuple(tuple(_pad_rows(t) for t in r.tables()) for r in releases),
         )
         return spec, consts
 
@@ -560,6 +560,18 @@ class KitMechanism:
             return self._assemble(arrays)
 
         return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
+
+
+def _pad_rows(table: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
+    """A table padded with zero rows (never indexed) to a bucket of rows, so that the number of
+    label levels does not change the compiled program's shapes."""
+    rows = bucket(table.shape[0], 2 * MAX_LEVELS)
+    return np.pad(table, ((0, rows - table.shape[0]), (0, 0)))
+
+
+def _static_bound(static: tuple[Any, ...]) -> int:
+    """An upper bound on a noise's absolute outputs read off its static description."""
+    return 1 if static[0] == "bits" else int(static[1])
 
 
 def _row(table: np.ndarray[Any, Any], labels: Labels) -> Callable[[Any], tuple[int, ...]]:

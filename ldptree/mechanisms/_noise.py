@@ -61,6 +61,8 @@ CLAMP_UNITS = 40.0
 #: Smallest margin accepted where the support limit caps it (tail mass ``~ e^{-20}``).
 MIN_CLAMP_UNITS = 20.0
 _LOG2 = math.log(2.0)
+#: Smallest padded threshold table: one compiled sampler serves every law up to this size.
+_MIN_TABLE = 1024
 
 
 def _flip_threshold(epsilon: float, bits: int) -> int:
@@ -306,11 +308,11 @@ class Geometric(Noise):
 
     @property
     def static(self) -> tuple[Any, ...]:
-        return ("geometric", bucket(self.law.size - 1, 64))
+        return ("geometric", bucket(self.law.size - 1, _MIN_TABLE))
 
     def constants(self) -> tuple[Any, ...]:
         hi, lo = self.law.threshold_words()
-        size = bucket(self.law.size - 1, 64)
+        size = bucket(self.law.size - 1, _MIN_TABLE)
         pad = size - hi.shape[0]
         return (
             np.pad(hi, (0, pad), constant_values=np.uint32(0xFFFFFFFF)),

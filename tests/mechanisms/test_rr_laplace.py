@@ -32,6 +32,8 @@ def test_realised_flip_probability_never_overshoots_the_claim(eps, rho, bits):
 def test_tiny_budgets_switch_to_32_bits_or_fail_clearly():
     assert RRLaplaceMechanism(epsilon=1e-4, label_bound=1.0, budget_split=0.1).bits == 32
     assert RRLaplaceMechanism(epsilon=1.0, label_bound=1.0).bits == 16
+    # a huge cell budget needs 64-bit flips to realise at least 99% of it
+    assert RRLaplaceMechanism(epsilon=100.0, label_bound=1.0).bits == 64
     with pytest.raises(ValueError, match="precision_bits"):
         RRLaplaceMechanism(epsilon=1e-4, label_bound=1.0, budget_split=0.1, precision_bits=16)
     with pytest.raises(ValueError, match="too small"):
@@ -40,11 +42,12 @@ def test_tiny_budgets_switch_to_32_bits_or_fail_clearly():
 
 def test_constants_match_the_paper_at_rho_one_half():
     m = RRLaplaceMechanism(epsilon=4.0, label_bound=(-1.0, 3.0), precision_bits=32)
-    # LPDT eq. (3): keep probability e^{eps/4} / (1 + e^{eps/4}); label scale 4M/eps with 2M = R
+    # LPDT eq. (3): keep probability e^{eps/4} / (1 + e^{eps/4})
     assert math.isclose(m.keep_prob, math.exp(1.0) / (1 + math.exp(1.0)), abs_tol=2**-32)
-    assert math.isclose(m.label_scale, 4.0 * 2.0 / 4.0)
     assert m.label_center == 1.0
-    assert m.label_scale / 32 < m.label_step <= m.label_scale / 16
+    # the label's geometric noise has the variance of Laplace(4M/eps) (M = 2) to within 1%
+    assert m.label_variance == pytest.approx(2 * (4.0 * 2.0 / 4.0) ** 2, rel=0.01)
+    assert m.label_step * m.labels().levels == pytest.approx(4.0)
 
 
 def test_reports_have_the_documented_shapes_and_ranges():
@@ -52,7 +55,9 @@ def test_reports_have_the_documented_shapes_and_ranges():
     cells = np.array([0, 3, 3, 6], dtype=np.int32)
     r = m.privatize(KEY, cells, np.zeros(4), 7)
     assert r.bits.shape == (4, 7) and r.bits.dtype == bool
-    assert r.code.shape == (4,) and np.all(np.abs(np.asarray(r.code)) <= m.code_limit)
+    code = np.asarray(r.code)
+    margin, levels = m.label_noise.margin, m.labels().levels
+    assert r.code.shape == (4,) and np.all((code >= -margin) & (code <= levels + margin))
 
 
 def test_flip_frequency_matches_realised_probability():
@@ -99,13 +104,14 @@ def test_fused_path_equals_privatize_then_summarize(n, L):
     labels = rng.normal(size=n)
     fused = m.privatize_summarize(KEY, cells, labels, L, first_holder=17)
     two_step = m.summarize(m.privatize(KEY, cells, labels, L, first_holder=17), L)
-    for name in ("count", "code_sum", "code_total"):
+    for name in ("bits", "bits*code", "code"):
         np.testing.assert_array_equal(np.asarray(fused[name]), np.asarray(two_step[name]))
     # and the integer sums are the plain sums of the reports
     r = m.privatize(KEY, cells, labels, L, first_holder=17)
     bits, code = np.asarray(r.bits), np.asarray(r.code, dtype=np.int64)
-    np.testing.assert_array_equal(np.asarray(fused["count"]), bits.sum(axis=0))
-    np.testing.assert_array_equal(np.asarray(fused["code_sum"]), (bits * code[:, None]).sum(axis=0))
+    np.testing.assert_array_equal(np.asarray(fused["bits"]), bits.sum(axis=0))
+    np.testing.assert_array_equal(np.asarray(fused["bits*code"]), (bits * code[:, None]).sum(axis=0))
+    assert int(fused["code"]) == int(code.sum())
 
 
 def test_jit_and_eager_privatization_agree():
@@ -119,14 +125,23 @@ def test_jit_and_eager_privatization_agree():
     np.testing.assert_array_equal(np.asarray(jitted.code), np.asarray(eager.code))
 
 
+def _label_log_prob(m, code, label):
+    """``log P(code | label)``: the mixture over the label's two rounding levels."""
+    first = -m.label_noise.margin
+    terms = [
+        math.log(w) + m.label_noise.log_probs(t)[code - first] for t, w in m.labels().weights(label)
+    ]
+    return float(np.logaddexp.reduce(terms))
+
+
 @pytest.mark.parametrize(("eps", "rho"), [(0.5, 0.5), (4.0, 0.3), (40.0, 0.7)])
 def test_label_likelihood_is_a_distribution_with_bounded_ratio(eps, rho):
     m = RRLaplaceMechanism(epsilon=eps, label_bound=(-2.0, 1.0), budget_split=rho)
-    codes = range(-m.code_limit, m.code_limit + 1)
+    codes = m.label_noise.outputs
     labels = np.linspace(-2.5, 1.5, 9)
-    table = np.array([[m.label_log_prob(k, y) for k in codes] for y in labels])
+    table = np.array([[_label_log_prob(m, k, y) for k in codes] for y in labels])
     np.testing.assert_allclose(np.exp(table).sum(axis=1), 1.0, rtol=1e-9)
-    # post-processing of Laplace(b): log-ratio <= |y - y'| / b <= (1 - rho) eps
+    # exact geometric noise over the level span: log-ratio <= (1 - rho) eps for every code
     assert (table.max(axis=0) - table.min(axis=0)).max() <= m.label_epsilon * (1 + 1e-9)
 
 
@@ -134,10 +149,10 @@ def test_label_codes_follow_the_likelihood():
     m = RRLaplaceMechanism(epsilon=2.0, label_bound=1.0, budget_split=0.5)
     n = 40000
     code = np.asarray(m.privatize(KEY, np.zeros(n, dtype=np.int32), np.full(n, 0.3), 1).code)
-    edges = np.array([-np.inf, -40, -20, -10, -5, -2, 0, 2, 5, 10, 20, 40, np.inf])
+    edges = np.array([-np.inf, -40, -20, -10, -5, -2, 0, 1, 2, 3, 5, 10, 20, 40, np.inf])
     observed = np.histogram(code, bins=edges)[0]
-    probs = np.exp([m.label_log_prob(k, 0.3) for k in range(-m.code_limit, m.code_limit + 1)])
-    support = np.arange(-m.code_limit, m.code_limit + 1)
+    support = np.asarray(m.label_noise.outputs)
+    probs = np.exp([_label_log_prob(m, k, 0.3) for k in support])
     expected = (
         np.array(
             [probs[(support >= a) & (support < b)].sum() for a, b in itertools.pairwise(edges)]
@@ -152,7 +167,7 @@ def test_log_prob_combines_cell_and_label_parts():
     m = RRLaplaceMechanism(epsilon=2.0, label_bound=1.0, precision_bits=32)
     report = RRLaplaceReport(bits=np.array([False, True, True]), code=np.int32(3))
     lp = m.log_prob(report, 1, 0.2, 3)
-    expected = 2 * math.log(m.keep_prob) + math.log(m.flip_prob) + m.label_log_prob(3, 0.2)
+    expected = 2 * math.log(m.keep_prob) + math.log(m.flip_prob) + _label_log_prob(m, 3, 0.2)
     assert math.isclose(lp, expected, rel_tol=1e-12)
 
 
@@ -224,10 +239,10 @@ def test_bad_records_name_the_argument():
         m.privatize(KEY, np.array([0.5, 1.0]), np.zeros(2), 5)
 
 
-# Reports of three mechanisms at fixed keys, hashed. The hash was recorded before the mechanism's
-# constants became traced kernel arguments (they used to be a static jit argument) and pins that
-# the change, and any later speed-up, leaves every holder's report bitwise unchanged.
-_STREAM_SHA256 = "83f8f3f17b9cdd7a9cc69c82a23d3e748b2b9cf445839e77e2c0972ee562555d"
+# Flips of three mechanisms at fixed keys, hashed. The hash was recorded on the implementation
+# before the mechanism kit (float32 Laplace labels): moving the label to exact geometric noise and
+# the mechanism onto the kit left every holder's flips bitwise unchanged (they draw the same words).
+_BITS_SHA256 = "97cb0b3e579a428470de9f5e771ecf0fb320c83e7efa184937609295c0c0c8a3"
 _STREAM_MECHANISMS = (
     RRLaplaceMechanism(epsilon=2.0, label_bound=(1.0, 29.0), budget_split=0.3),
     RRLaplaceMechanism(epsilon=6.0, label_bound=(420.2, 495.7), budget_split=0.7),
@@ -235,7 +250,7 @@ _STREAM_MECHANISMS = (
 )
 
 
-def _stream_digest() -> str:
+def _bits_digest() -> str:
     rng = np.random.default_rng(5)
     digest = hashlib.sha256()
     for i, m in enumerate(_STREAM_MECHANISMS):
@@ -245,19 +260,19 @@ def _stream_digest() -> str:
             key = jax.random.key(100 * i + n)
             r = m.privatize(key, cells, labels, L, first_holder=5)
             fused = m.privatize_summarize(key, cells, labels, L, first_holder=5)
-            for arr in (r.bits, r.code, fused["count"], fused["code_sum"], fused["code_total"]):
+            for arr in (r.bits, fused["bits"]):
                 digest.update(np.ascontiguousarray(np.asarray(arr)).tobytes())
     return digest.hexdigest()
 
 
-def test_report_stream_is_pinned():
-    assert _stream_digest() == _STREAM_SHA256
+def test_flip_stream_is_pinned():
+    assert _bits_digest() == _BITS_SHA256
 
 
 def test_one_compiled_kernel_serves_every_budget_and_label_bound():
     # The mechanism's constants are traced values, so a grid over (epsilon, rho, label bound)
     # at one shape compiles the fused kernel once, not once per mechanism.
-    from ldptree.mechanisms._rr_laplace import _privatize_summarize
+    from ldptree.mechanisms._kit import _privatize_summarize
 
     cells = np.arange(50, dtype=np.int32) % 4
     labels = np.linspace(0.0, 1.0, 50)
@@ -266,5 +281,6 @@ def test_one_compiled_kernel_serves_every_budget_and_label_bound():
     for eps, rho, bound in itertools.product((2.0, 6.0), (0.3, 0.7), ((0.0, 1.0), (-3.0, 9.5))):
         m = RRLaplaceMechanism(epsilon=eps, label_bound=bound, budget_split=rho)
         m.privatize_summarize(KEY, cells, labels, 4)
-    # 16-bit flips throughout; the summary block (a shape) may take one more value
+    # 16-bit flips throughout; the geometric table and the summary block are shape buckets, so
+    # the eight mechanisms share one program
     assert _privatize_summarize._cache_size() - before <= 1
