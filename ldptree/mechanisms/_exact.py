@@ -213,14 +213,23 @@ def _ratio_upper(gamma: float) -> Fraction:
 
 
 def _ceil_mul(q: int, r: Fraction) -> int:
+    # r is a float, hence a dyadic rational: the division is a shift (exact ceiling)
+    shift = r.denominator.bit_length() - 1
+    if r.denominator == 1 << shift:
+        return -((-q * r.numerator) >> shift)
     return -((-q * r.numerator) // r.denominator)
 
 
 def _half_sequence(q0: int, r: Fraction, length: int) -> list[int]:
     """``Q(0) = q0`` and ``Q(k) = ceil(Q(k-1) r)`` for ``k < length``."""
     out = [q0]
+    num = r.numerator
+    shift = r.denominator.bit_length() - 1
+    dyadic = r.denominator == 1 << shift
+    last = q0
     for _ in range(length - 1):
-        out.append(_ceil_mul(out[-1], r))
+        last = -((-last * num) >> shift) if dyadic else -((-last * num) // r.denominator)
+        out.append(last)
     return out
 
 
@@ -269,8 +278,13 @@ def geometric_noise_law(gamma: float, span: int, margin: int) -> DyadicLaw:
         raise ValueError(f"support 2 * (span + margin) + 1 = {2 * t + 1} exceeds {MAX_SUPPORT}")
     r = _ratio_upper(float(gamma))
     # Largest q0 whose counts fit: the total is non-decreasing in q0; bisect from a float guess.
+    # The total grows by about (1 + r) / (1 - r) per unit of q0 and each ceiling adds less than
+    # one count per term, so the float guess is within a few multiples of t: bracket it tightly.
     guess = int(_TOTAL * (1.0 - float(r)) / (1.0 + float(r)))
-    lo, hi = 1, max(2, guess * 2)
+    slack = 4 * t + 64
+    lo, hi = max(1, guess - slack), guess + slack
+    while lo > 1 and _total(lo, r, t) > _TOTAL:
+        lo = max(1, lo - 2 * (hi - lo))
     while _total(hi, r, t) <= _TOTAL:
         lo, hi = hi, hi * 2
     while hi - lo > 1:
@@ -305,10 +319,24 @@ def clamped_output_counts(noise: DyadicLaw, a: int, low: int, high: int) -> tupl
     return tuple(out)
 
 
-def _log_ratio_up(p: int, q: int) -> float:
-    """An upper bound on ``log(p / q)`` for positive integers (float rounding pushed up)."""
-    value = math.log(p) - math.log(q)
-    return value + 4e-16 * max(1.0, abs(math.log(p)) + abs(math.log(q)))
+def _max_log_ratio(p0: Any, p1: Any) -> float:
+    """``max |log(p0 / p1)|`` over integer arrays (object dtype), rounded up.
+
+    Computed as ``log1p((p0 - p1) / p1)`` with the difference exact in integers, so the result
+    has a small *relative* error (a few ulps); ``1e-14`` relative covers it. ``inf`` when one side
+    is zero and the other is not.
+    """
+    zero0, zero1 = p0 == 0, p1 == 0
+    if (zero0 != zero1).any():
+        return math.inf
+    keep = ~(zero0 & zero1)
+    if not keep.any():
+        return 0.0
+    a, b = p0[keep], p1[keep]
+    up = np.asarray([float(x) for x in (a - b)]) / np.asarray([float(x) for x in b])
+    down = np.asarray([float(x) for x in (b - a)]) / np.asarray([float(x) for x in a])
+    worst = max(float(np.log1p(up).max()), float(np.log1p(down).max()))
+    return worst * (1.0 + 1e-14) + 1e-300
 
 
 def chain_ratio(noise: DyadicLaw, span: int, margin: int) -> float:
@@ -317,37 +345,21 @@ def chain_ratio(noise: DyadicLaw, span: int, margin: int) -> float:
 
     ``g`` is the largest of: ``log Q(z) / Q(z')`` over adjacent noise values ``z, z'`` that reach
     interior codes, and ``log S / S'`` over adjacent tail sums that reach the two end codes (exact
-    integer ratios, logarithms rounded up). A shift by ``|a - b|`` units is a chain of unit
-    shifts, so ``g |a - b|`` bounds every output's ratio. Returns ``inf`` if some reachable output
-    has probability zero under one input and not the other.
+    integer ratios, logarithms rounded up: :func:`_max_log_ratio`). A shift by ``|a - b|`` units
+    is a chain of unit shifts, so ``g |a - b|`` bounds every output's ratio. Returns ``inf`` if
+    some reachable output has probability zero under one input and not the other.
     """
     span, margin = int(span), int(margin)
-    q = noise.counts
+    q = np.asarray(noise.counts, dtype=object)
     offset = -noise.first  # index of z = 0
-    worst = 0.0
-
-    def count(z: int) -> int:
-        return q[z + offset]
-
     # Interior codes c in (-margin, span + margin) are reached by z = c - a with a in [0, span]:
     # z ranges over (-margin - span, span + margin); unit shifts compare z and z + 1 there.
-    for z in range(-margin - span + 1, span + margin - 1):
-        p0, p1 = count(z), count(z + 1)
-        if (p0 == 0) != (p1 == 0):
-            return math.inf
-        if p0 and p1:
-            worst = max(worst, _log_ratio_up(p0, p1), _log_ratio_up(p1, p0))
+    inner = q[-margin - span + 1 + offset : span + margin - 1 + offset + 1]
+    worst = _max_log_ratio(inner[:-1], inner[1:])
     # End codes: P(top | a) = S(span + margin - a), P(bottom | a) = S'(-margin - a).
-    suffix = np.cumsum(np.asarray(q[::-1], dtype=object))[::-1]  # suffix[i] = sum q[i:]
-    prefix = np.cumsum(np.asarray(q, dtype=object))  # prefix[i] = sum q[: i + 1]
-    for a in range(span):
-        for sums in (
-            (int(suffix[span + margin - a + offset]), int(suffix[span + margin - a - 1 + offset])),
-            (int(prefix[-margin - a + offset]), int(prefix[-margin - a - 1 + offset])),
-        ):
-            p0, p1 = sums
-            if (p0 == 0) != (p1 == 0):
-                return math.inf
-            if p0 and p1:
-                worst = max(worst, _log_ratio_up(p0, p1), _log_ratio_up(p1, p0))
-    return worst
+    suffix = np.cumsum(q[::-1])[::-1]  # suffix[i] = sum q[i:]
+    prefix = np.cumsum(q)  # prefix[i] = sum q[: i + 1]
+    a = np.arange(span)
+    top = _max_log_ratio(suffix[span + margin - a + offset], suffix[span + margin - a - 1 + offset])
+    bottom = _max_log_ratio(prefix[-margin - a + offset], prefix[-margin - a - 1 + offset])
+    return max(worst, top, bottom)

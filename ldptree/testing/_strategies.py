@@ -65,7 +65,7 @@ def partitions(
     )
 
 
-def budgets(min_value: float = 1e-3, max_value: float = 50.0) -> st.SearchStrategy[float]:
+def budgets(min_value: float = 1e-2, max_value: float = 50.0) -> st.SearchStrategy[float]:
     """Privacy budgets spread log-uniformly over ``[min_value, max_value]``."""
     lo, hi = np.log(min_value), np.log(max_value)
     return st.floats(0.0, 1.0).map(lambda u: float(np.exp(lo + u * (hi - lo))))
@@ -116,7 +116,7 @@ def records(
 
 @st.composite
 def rr_laplace_mechanisms(
-    draw: st.DrawFn, *, min_epsilon: float = 1e-3, max_epsilon: float = 50.0
+    draw: st.DrawFn, *, min_epsilon: float = 1e-2, max_epsilon: float = 50.0
 ) -> RRLaplaceMechanism:
     """:class:`~ldptree.mechanisms.RRLaplaceMechanism` with random budget, split, label range
     and flip precision (16 bits falls back to automatic where the cell budget is too small)."""

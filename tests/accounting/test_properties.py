@@ -4,8 +4,8 @@ and the calibration never overshoots.
 Where the bound is below the claim: randomized response is realised with ``q' = ceil(q 2^bits) /
 2^bits >= q``, so the cell part ``2 log((1 - q') / q')`` falls short of ``rho eps`` by at most
 ``2 (q' - q) / (q (1 - q))`` (mean value theorem on ``q -> 2 log((1 - q)/q)``). Everything else is
-tight: the label part equals ``(1 - rho) eps`` to float64 rounding (comparisons at ``1e-9``
-relative, the certificate's tolerance).
+near-tight: the label's exact geometric noise realises at least 99% of ``(1 - rho) eps`` (up to
+the ``e^{44}`` ceiling of 64-bit counts), and the mechanism is pure as sampled.
 """
 
 from __future__ import annotations
@@ -33,10 +33,12 @@ def test_built_in_certificate_holds_and_is_tight(
     assert cert.exact
     parts = dict(cert.witness.parts)
     realised_cell = (2.0 if n_cells >= 2 else 0.0) * math.log(mech.keep_prob / mech.flip_prob)
-    assert math.isclose(parts["cell"], realised_cell, rel_tol=1e-9, abs_tol=1e-15)
-    assert math.isclose(parts["label"], mech.label_epsilon, rel_tol=1e-9)
+    assert math.isclose(parts["bits"], realised_cell, rel_tol=1e-9, abs_tol=1e-15)
+    # exact geometric label noise: at least 99% of its claim is realised, never more (64-bit
+    # counts cap one coordinate's ratio between e^{40} and e^{44}: beyond that the label spends less)
+    assert 0.99 * min(mech.label_epsilon, 40.0) <= parts["code"] <= mech.label_epsilon
     assert cert.epsilon_bound <= mech.epsilon * (1.0 + 1e-12)
-    assert cert.delta is not None and 0.0 < cert.delta <= 1.0
+    assert cert.pure
 
 
 @given(mech=rr_laplace_mechanisms())
