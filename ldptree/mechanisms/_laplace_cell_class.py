@@ -61,7 +61,7 @@ from ldptree.accounting._channels import grid_laplace_channel, grid_laplace_log_
 from ldptree.accounting._law import CellBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
-from ldptree.mechanisms._records import check_records
+from ldptree.mechanisms._records import check_first_holder, check_records
 from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
@@ -223,6 +223,7 @@ class LaplaceCellClassMechanism:
         ``K`` are static, so one compiled program serves every budget."""
         cells, labels = check_records(cells, labels, n_cells, integer_labels=True)
         n = int(cells.shape[0])
+        check_first_holder(first_holder, n)
         pad = bucket(n, MIN_ROWS) - n
         args = (
             bucket(int(n_cells)),

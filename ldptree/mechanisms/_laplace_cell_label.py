@@ -43,7 +43,7 @@ from ldptree.mechanisms._laplace_cell_class import (
     gamma_code_sums,
 )
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
-from ldptree.mechanisms._records import check_records
+from ldptree.mechanisms._records import check_first_holder, check_records
 from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
@@ -144,6 +144,7 @@ class LaplaceCellLabelMechanism:
     ) -> tuple[int, tuple[Any, ...]]:
         cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
         n = int(cells.shape[0])
+        check_first_holder(first_holder, n)
         pad = bucket(n, MIN_ROWS) - n
         lo, hi = self.label_bound
         y = jnp.asarray(labels, jnp.float32)

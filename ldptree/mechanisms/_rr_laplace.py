@@ -49,7 +49,7 @@ from ldptree.accounting._channels import binary_channel, grid_laplace_channel
 from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
-from ldptree.mechanisms._records import check_records
+from ldptree.mechanisms._records import check_first_holder, check_records
 from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
@@ -423,6 +423,7 @@ def _kernel_args(
     """``(n, width, (key_data, cells, labels, first_holder))`` padded to the shape buckets."""
     cells, labels = check_records(cells, labels, n_cells, integer_labels=False)
     n = int(cells.shape[0])
+    check_first_holder(first_holder, n)
     pad = bucket(n, MIN_ROWS) - n
     padded: tuple[Any, Any]
     if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
