@@ -77,10 +77,10 @@ from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import as_key, check_choice, check_features, check_int, check_positive
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.mechanisms._records import check_first_holder
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._protocol import check_fit_data, fit_scaler
+from ldptree.mechanisms._records import check_first_holder
 
 __all__ = [
     "GaussianGLMStatistics",
