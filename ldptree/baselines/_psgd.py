@@ -148,6 +148,13 @@ def _train(
     return params
 
 
+def _to_float32(X: FloatArray) -> np.ndarray[Any, Any]:
+    """``X`` as float32, finite values beyond float32's range clipped to ``+-max``."""
+    top = float(np.finfo(np.float32).max)
+    out: np.ndarray[Any, Any] = np.clip(X, -top, top).astype(np.float32)
+    return out
+
+
 def psgd_spend(epsilon: float, model: str, mode: str) -> PrivacySpend:
     """A private holder's spend: one eps message (``"correct"``), or one per parameter tensor
     (``"reference"``: 2 for the linear model, 4 for the MLP), composed sequentially."""
@@ -257,7 +264,8 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
 
         codes = encode_labels(y_raw, classes, "y")
         n_p = X_arr.shape[0]
-        Xp = scaler.transform(X_arr).astype(np.float32)
+        # features beyond float32's range are clipped to it (privacy never depends on them)
+        Xp = _to_float32(scaler.transform(X_arr))
         if Xq is None or yq is None:
             Xq_s = np.zeros((0, d), np.float32)
             yq01 = np.zeros(0, np.float32)
