@@ -261,7 +261,7 @@ class PrivUnitG:
         """
         k_dir, k_sign = jax.random.split(key)
         x = jnp.asarray(x)
-        tiny = jnp.finfo(x.dtype).tiny
+        tiny = jnp.asarray(np.finfo(np.float32).tiny, x.dtype)
         m = jnp.max(jnp.abs(x))
         usable = jnp.all(jnp.isfinite(x)) & (m >= tiny)
         # XLA divides by multiplying with the reciprocal, and 1 / m is subnormal (flushed to 0)

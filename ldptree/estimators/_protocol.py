@@ -155,10 +155,11 @@ def budget_ledger(privacy_budget: Any) -> PrivacyLedger:
     """An empty ledger capped at ``privacy_budget`` (an epsilon; ``None`` means no cap).
 
     Estimators record their release in it *before* any private row is privatized, so a release
-    over the cap fails with a ``ValueError`` and nothing is spent.
+    over the cap fails with a ``ValueError`` and nothing is spent. The cap is on epsilon only:
+    the delta a certificate reports for the mechanism as sampled is recorded, not capped.
     """
     if privacy_budget is None:
         return PrivacyLedger()
     return PrivacyLedger(
-        budget=PrivacySpend(epsilon=check_positive(privacy_budget, "privacy_budget"))
+        budget=PrivacySpend(epsilon=check_positive(privacy_budget, "privacy_budget"), delta=1.0)
     )

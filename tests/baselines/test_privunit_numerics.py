@@ -79,6 +79,7 @@ def test_psgd_fit_with_one_huge_holder_gives_finite_params(big):
         fit = PSGDClassifier(epsilon=2.0, lr=0.1, model=model, random_state=0)
         fit.fit(X, y, X_public=Xq, y_public=yq)
         assert all(np.all(np.isfinite(p)) for p in fit.params_)
+        assert fit.privacy_certificate_.holds and fit.privacy_.delta == 0.0
 
 
 @pytest.mark.parametrize("epsilon", [0.01, 1.0, 8.0, 30.0, 1000.0])
