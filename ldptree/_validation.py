@@ -134,9 +134,52 @@ def to_budget_split(value: Any) -> float:
     return check_open_unit(value, "budget_split")
 
 
+#: Largest ``|lo|``, ``|hi|`` and smallest ``hi - lo`` of a label bound (:func:`check_label_bound`).
+LABEL_BOUND_MAX = 2.0**64
+LABEL_BOUND_MIN_WIDTH = 2.0**-64
+
+
+def _float32_outward(value: float, direction: float) -> float:
+    """The float32 nearest ``value`` on the side ``direction`` (``-inf``: at or below)."""
+    f = np.float32(value)
+    if (direction < 0 and float(f) > value) or (direction > 0 and float(f) < value):
+        f = np.nextafter(f, np.float32(direction))
+    return float(f)
+
+
+def check_label_bound(value: Any, name: str = "label_bound") -> tuple[float, float]:
+    """A real-label range ``(lo, hi)`` the float32 mechanisms can use exactly.
+
+    ``value`` is ``M`` (meaning ``[-M, M]``) or ``(lo, hi)`` with ``lo < hi``. The bound is
+    rounded *outward* to float32: ``lo`` to the largest float32 ``<= lo``, ``hi`` to the smallest
+    float32 ``>= hi``, so the range the mechanism clips to contains the declared one and is the
+    range it certifies. It is refused (``ValueError`` naming ``name``) unless
+
+        |lo|, |hi| <= 2^64      and      hi - lo >= 2^-64.
+
+    The range's width, centre and a grid step such as ``(hi - lo) / 2^20`` then lie between
+    ``2^-84`` and ``2^65``, far inside float32's *normal* range (``2^-126`` to ``2^128``): none
+    overflows, and none is subnormal, which XLA flushes to zero (a zero grid step would make
+    every released code the same extreme value: a deterministic release).
+    """
+    lo, hi = check_bounds(value, name)
+    if max(abs(lo), abs(hi)) > LABEL_BOUND_MAX:
+        raise ValueError(
+            f"{name} must satisfy |lo|, |hi| <= 2**64 (so that float32 constants derived from "
+            f"it stay finite), got ({lo!r}, {hi!r}); rescale the labels"
+        )
+    lo, hi = _float32_outward(lo, -math.inf), _float32_outward(hi, math.inf)
+    if hi - lo < LABEL_BOUND_MIN_WIDTH:
+        raise ValueError(
+            f"{name} must satisfy hi - lo >= 2**-64 (so that float32 constants derived from it "
+            f"are normal numbers, not flushed to zero), got ({lo!r}, {hi!r}); rescale the labels"
+        )
+    return (lo, hi)
+
+
 def to_label_bound(value: Any) -> tuple[float, float]:
-    """attrs converter for ``label_bound``."""
-    return check_bounds(value, "label_bound")
+    """attrs converter for ``label_bound`` (:func:`check_label_bound`)."""
+    return check_label_bound(value, "label_bound")
 
 
 def check_bounds(value: Any, name: str) -> tuple[float, float]:

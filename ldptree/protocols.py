@@ -73,6 +73,8 @@ class Mechanism(Protocol):
     * ``privatize(key, cells, labels, n_cells, *, first_holder=0)``: vectorised over holders, pure
       and jittable. Holder ``first_holder + i`` draws its randomness from
       ``fold_in(key, first_holder + i)``, so reports do not depend on how holders are chunked.
+      Holder indices are 32-bit: ``first_holder >= 0`` and ``first_holder + n <= 2^32`` (the
+      built-ins refuse a concrete value outside; under ``jit`` the caller must keep to it).
       Labels are clipped to the declared bound inside.
     * ``summarize(reports, n_cells)``: per-chunk sufficient statistics (a pytree of arrays whose
       leaves add up across chunks exactly).

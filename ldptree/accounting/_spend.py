@@ -115,7 +115,11 @@ def _check_spends(spends: tuple[Any, ...]) -> None:
 
 
 def spend_of(mechanism: Any) -> PrivacySpend:
-    """A mechanism's declared privacy map: its ``spend`` if it has one, else ``(epsilon, 0)``."""
+    """A mechanism's declared privacy map: its ``spend`` if it has one, else ``(epsilon, 0)``.
+
+    A declaration, not a proof: estimators charge what :func:`~ldptree.accounting.verify_ldp`
+    certifies and use a declared ``spend`` only as the breakdown into parts of that epsilon.
+    """
     spend = getattr(mechanism, "spend", None)
     if isinstance(spend, PrivacySpend):
         return spend

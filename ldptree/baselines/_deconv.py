@@ -60,8 +60,8 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
-from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
+from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_data,
@@ -182,7 +182,8 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
     ----------
     mechanism_, scaler_, label_bound_, noisy_features_ (``float[n, d]``, released, scaled
     units), noisy_labels_ (``float[n]``), fallback_ (public label mean, else the released labels'
-    mean), estimates_ (one-cell label total), privacy_, privacy_ledger_, n_features_in_
+    mean), estimates_ (one-cell label total), privacy_ (certified epsilon, delta as sampled),
+    privacy_certificate_, privacy_ledger_, n_features_in_
     """
 
     def __init__(
@@ -234,9 +235,8 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         mechanism = LaplaceFeatureLabelMechanism(
             epsilon=epsilon, n_features=d, label_bound=bound, feature_share=share
         )
-        ledger = budget_ledger(self.privacy_budget).record(
-            "one report per holder", spend_of(mechanism)
-        )
+        charge = certified_spend(mechanism, n_cells=1, label_bound=bound)
+        ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         scaler = fit_scaler(Xq, d, 0.0)
         X_scaled = scaler.transform(X_arr)
         key = as_key(self.random_state)
@@ -267,6 +267,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         self.fallback_ = float(yq.mean()) if yq is not None else float(self.noisy_labels_.mean())
         self.privacy_ledger_ = ledger.post_process("deconvolution kernel read-out")
         self.privacy_ = ledger.total
+        self.privacy_certificate_ = charge.certificate
         return self
 
     def _sums(self, X: Any) -> tuple[FloatArray, FloatArray, FloatArray]:

@@ -29,9 +29,9 @@ from ldptree._validation import (
     check_real,
     check_vector,
 )
-from ldptree.accounting._spend import spend_of
 from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import route
 from ldptree.estimators._protocol import (
@@ -78,9 +78,13 @@ class _Histogram(BaseEstimator):
             chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
 
         def collect(mechanism: Mechanism, labels: np.ndarray[Any, Any]) -> CellEstimates:
-            ledger = budget_ledger(self.privacy_budget).record(
-                "one report per holder", spend_of(mechanism)
+            # certified for this grid (and charged) before any private row is privatized
+            charge = certified_spend(
+                mechanism,
+                n_cells=partition.n_leaves,
+                label_bound=getattr(mechanism, "label_bound", None),
             )
+            ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
             estimates = run_round(
                 partition,
                 mechanism,
@@ -92,6 +96,7 @@ class _Histogram(BaseEstimator):
             )
             self.privacy_ledger_ = ledger.post_process("aggregation and truncated read-out")
             self.privacy_ = ledger.total
+            self.privacy_certificate_ = charge.certificate
             self.mechanism_ = mechanism
             self.estimates_ = estimates
             return estimates
@@ -160,7 +165,8 @@ _REGRESSOR_DOC = """
     Attributes
     ----------
     partition_, scaler_, mechanism_, estimates_, leaf_values_, truncated_, label_bound_,
-    privacy_, privacy_ledger_, n_features_in_
+    privacy_ (certified epsilon, delta as sampled), privacy_certificate_, privacy_ledger_,
+    n_features_in_
 """
 
 
@@ -236,7 +242,8 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
     Attributes
     ----------
     classes_, partition_, scaler_, mechanism_, estimates_, leaf_values_ (``eta^``),
-    truncated_, privacy_, privacy_ledger_, n_features_in_
+    truncated_, privacy_ (certified epsilon, delta as sampled), privacy_certificate_,
+    privacy_ledger_, n_features_in_
     """
 
     def __init__(

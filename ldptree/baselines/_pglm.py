@@ -80,6 +80,7 @@ from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._protocol import check_fit_data, fit_scaler
+from ldptree.mechanisms._records import check_first_holder
 
 __all__ = [
     "GaussianGLMStatistics",
@@ -254,6 +255,7 @@ class GaussianGLMStatistics:
         """
         stats = self.statistic(X, y)
         n = stats.shape[0]
+        check_first_holder(first_holder, max(n, pad_to))
         holders = jnp.arange(first_holder, first_holder + max(n, pad_to), dtype=jnp.uint32)
         noise = np.asarray(_holder_noise(key, holders, stats.shape[1]), np.float64)[:n]
         out: FloatArray = stats + noise * np.asarray(self.coordinate_std)

@@ -30,6 +30,24 @@ component of ``Z`` along ``x`` has lighter-than-Gaussian tails and the ratio is 
 (``docs/baselines.md``), which is why :meth:`PrivUnitG.privatize_ball` rounds a short input to
 the sphere at random first.
 
+**Certificate.** :meth:`PrivUnitG.certificate` recomputes the realised bound
+``log(p (1 - q) / ((1 - p) q))`` from the constants the sampler uses. The cap coin is exact as
+sampled: ``p`` is rounded to the grid ``2^-23 Z`` at construction, and ``U < p`` for ``U``
+uniform on that grid (JAX's float32 uniform) has probability exactly ``p``. The conditional
+normals and ``g`` are float32 draws of continuous laws, which the certificate does not cover
+(its ``notes`` say so), so it never claims pure epsilon *as sampled*.
+
+**Extreme inputs.** :meth:`PrivUnitG.round_to_sphere` never forms ``|x|`` of an unscaled
+vector: it divides by ``m = max_i |x_i|`` first, so the scaled vector has entries in ``[-1, 1]``
+and norm in ``[1, sqrt(D)]`` up to rounding (a huge ``m > 2^64`` is first scaled by the exact
+power of two ``2^-64``: XLA divides through the reciprocal ``1 / m``, flushed to zero above
+``2^126``). The radius is 1 when ``m >= C``, else ``min(1, |x / m| (m / C))``: exact for huge
+values, and no product can overflow. For *any* finite input the direction is a finite unit
+vector. An input with a NaN or infinite entry, or with ``m`` below float32's smallest normal
+number (``2^-126``, which XLA may flush to zero), is treated as the zero vector (a uniformly
+random direction). Every input thus gets an output law of the same form, so one record can
+never make the release deterministic or NaN.
+
 Numerics. Constants are computed once in float64 (SciPy) in log space, so any ``eps`` (also
 ``1000``) gives finite ``gamma`` and ``s`` (the reference caps ``q`` at ``1 / (4 10^8)`` for
 ``eps >= 20``). Both conditional normals are drawn by the inverse CDF (the tail in log space,
@@ -51,6 +69,7 @@ from scipy import special
 
 from ldptree._typing import PRNGKey
 from ldptree._validation import check_positive
+from ldptree.accounting._release import ReleaseCertificate
 
 __all__ = ["PrivUnitG", "ndtri_exp"]
 
@@ -60,6 +79,8 @@ _LOG_HALF = math.log(0.5)
 _NEWTON_STEPS = 4
 #: Below this ``log q`` the tail sampler works in log space (``e^-80`` is near float32's floor).
 _LOG_Q_DIRECT = -80.0
+#: Inputs with ``max |x_i|`` above this are scaled by ``2^-64`` before dividing by the maximum.
+_PRESCALE_ABOVE = 2.0**64
 
 
 def _constants(epsilon: float, p: float) -> tuple[float, float, float]:
@@ -74,6 +95,16 @@ def _constants(epsilon: float, p: float) -> tuple[float, float, float]:
     return gamma, log_q, 1.0 / mean_alpha
 
 
+#: The grid of JAX's float32 uniform variates: ``P(U < p) = p`` exactly for ``p`` on it.
+_COIN_GRID = 2.0**23
+
+
+def _coin(p: float) -> float:
+    """``p`` rounded to the nearest point of ``2^-23 Z`` inside ``(0, 1)``."""
+    k = min(max(round(p * _COIN_GRID), 1), int(_COIN_GRID) - 1)
+    return k / _COIN_GRID
+
+
 def _to_epsilon(value: Any) -> float:
     return check_positive(value, "epsilon")
 
@@ -83,7 +114,7 @@ class PrivUnitG:
     """PrivUnitG at budget ``epsilon`` (module docstring); constants fixed at construction.
 
     ``cap_probability`` (``p``) defaults to the reference's choice, the grid value minimising the
-    scale ``s``; the one used is ``p``.
+    scale ``s``; the one used is ``p``, rounded to the coin's grid ``2^-23 Z``.
     """
 
     epsilon: float = attrs.field(converter=_to_epsilon)
@@ -99,6 +130,7 @@ class PrivUnitG:
             p = min(P_GRID, key=lambda c: _constants(self.epsilon, c)[2])
         elif not 0.0 < p < 1.0:
             raise ValueError(f"cap_probability must lie in (0, 1), got {p!r}")
+        p = _coin(p)  # the cap coin as sampled (module docstring)
         gamma, log_q, scale = _constants(self.epsilon, p)
         object.__setattr__(self, "p", p)
         object.__setattr__(self, "gamma", gamma)
@@ -117,6 +149,47 @@ class PrivUnitG:
         """
         body = math.exp(math.log1p(-self.p) + self.log_q - float(special.log_ndtr(self.gamma)))
         return self.p, body
+
+    def realised_epsilon(self) -> float:
+        """``log(p (1 - q) / ((1 - p) q))`` from the constants the sampler uses (float64)."""
+        return (
+            math.log(self.p)
+            - math.log1p(-self.p)
+            + float(special.log_ndtr(self.gamma))
+            - self.log_q
+        )
+
+    def certificate(self, epsilon_claimed: float | None = None) -> ReleaseCertificate:
+        """The realised bound of one message against the claim (``epsilon`` by default).
+
+        ``holds`` when :meth:`realised_epsilon` ``<= epsilon_claimed (1 + 1e-9)`` (the claim is
+        ``(epsilon_claimed, 0)``). ``pure`` is ``False``: the bound is of the declared
+        continuous law with the sampled cap coin, not of the float32 draws (module docstring).
+        """
+        claim = (
+            self.epsilon
+            if epsilon_claimed is None
+            else check_positive(epsilon_claimed, "epsilon_claimed")
+        )
+        realised = self.realised_epsilon()
+        return ReleaseCertificate(
+            epsilon_claimed=claim,
+            delta_claimed=0.0,
+            epsilon=realised,
+            delta=0.0,
+            holds=realised <= claim * (1.0 + 1e-9),
+            pure=False,
+            method="PrivUnitG cap ratio p (1 - q) / ((1 - p) q) from the sampler's constants",
+            notes=(
+                f"covers the declared law: cap coin p = {self.p!r} (exact as sampled: a float32 "
+                f"uniform on 2^-23 Z is below p with probability p), threshold gamma = "
+                f"{self.gamma!r}, q = P(N(0,1) >= gamma) = exp({self.log_q!r}), in float64",
+                "does not cover the float32 sampler of the continuous parts (the Gaussian g and "
+                "the inverse-CDF draws of the conditional normals): their rounding is not "
+                "certified, so this is not a pure-epsilon certificate of the release as sampled",
+                "valid for unit inputs; privatize_ball rounds any input to the sphere first",
+            ),
+        )
 
     def log_density(self, z: Any, u: Any) -> np.ndarray[Any, Any]:
         """``log f_u(z)`` (float64, NumPy) of outputs ``z: float[m, D]`` for a unit ``u: [D]``."""
@@ -175,15 +248,43 @@ class PrivUnitG:
         e^eps min_u f_u(z) <= e^eps f_x'(z)``: eps-LDP for every ``x``. (The reference feeds a
         short ``x_bar`` to PrivUnitG unrounded: unbiased, but then the guarantee fails.)
         """
-        k_dir, k_sign, k_priv = jax.random.split(key, 3)
-        norm = jnp.linalg.norm(x)
-        radius = jnp.minimum(norm / jnp.maximum(norm, clip), 1.0)
+        k_round, k_priv = jax.random.split(key)
+        return self.privatize(k_priv, self.round_to_sphere(k_round, x, clip))
+
+    def round_to_sphere(self, key: PRNGKey, x: jax.Array, clip: float = 1.0) -> jax.Array:
+        """The unit vector ``u`` of :meth:`privatize_ball`: ``E[u] = x / max(|x|, clip)``.
+
+        Finite for every input (module docstring, "Extreme inputs"): with ``m = max_i |x_i|``,
+        ``|x| = m |x / m|`` is never formed; the radius is ``min(1, |x / m| (m / clip))``. An
+        input with a non-finite entry or with ``m < 2^-126`` is the zero vector (random
+        direction).
+        """
+        k_dir, k_sign = jax.random.split(key)
+        x = jnp.asarray(x)
+        tiny = jnp.asarray(np.finfo(np.float32).tiny, x.dtype)
+        m = jnp.max(jnp.abs(x))
+        usable = jnp.all(jnp.isfinite(x)) & (m >= tiny)
+        # XLA divides by multiplying with the reciprocal, and 1 / m is subnormal (flushed to 0)
+        # for m > 2^126: pre-scale huge inputs by the exact power of two 2^-64 first
+        big = m > _PRESCALE_ABOVE
+        x_pre = jnp.where(big, x * jnp.asarray(2.0**-64, x.dtype), x)
+        m_pre = jnp.where(usable, jnp.where(big, m * jnp.asarray(2.0**-64, x.dtype), m), 1.0)
+        scaled = jnp.where(usable, x_pre / m_pre, 0.0)  # entries in [-1, 1], the largest ~ +-1
+        scaled_norm = jnp.where(usable, jnp.linalg.norm(scaled), 1.0)  # about [1, sqrt(D)]
+        clip_arr = jnp.asarray(clip, x.dtype)
+        radius = jnp.where(
+            usable & (m < clip_arr),
+            jnp.minimum(scaled_norm * (jnp.where(usable, m, 0.0) / clip_arr), 1.0),
+            jnp.where(usable, 1.0, 0.0),
+        )
         random_dir = jax.random.normal(k_dir, x.shape, dtype=x.dtype)
-        direction = jnp.where(norm > 0, x / jnp.where(norm > 0, norm, 1.0), random_dir)
-        # renormalise in float32 so that |u| = 1 to rounding
+        direction = jnp.where(usable, scaled / scaled_norm, random_dir)
+        # renormalise in float32 so that |u| = 1 to rounding (|direction| >= 1/sqrt(D) here,
+        # and a standard normal draw of norm below 2^-126 has probability 0 in float32)
         direction = direction / jnp.linalg.norm(direction)
         sign = jnp.where(jax.random.uniform(k_sign) < (1.0 + radius) / 2.0, 1.0, -1.0)
-        return self.privatize(k_priv, sign * direction)
+        out: jax.Array = sign * direction
+        return out
 
 
 def ndtri_exp(y: jax.Array) -> jax.Array:

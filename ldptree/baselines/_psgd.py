@@ -148,6 +148,13 @@ def _train(
     return params
 
 
+def _to_float32(X: FloatArray) -> np.ndarray[Any, Any]:
+    """``X`` as float32, finite values beyond float32's range clipped to ``+-max``."""
+    top = float(np.finfo(np.float32).max)
+    out: np.ndarray[Any, Any] = np.clip(X, -top, top).astype(np.float32)
+    return out
+
+
 def psgd_spend(epsilon: float, model: str, mode: str) -> PrivacySpend:
     """A private holder's spend: one eps message (``"correct"``), or one per parameter tensor
     (``"reference"``: 2 for the linear model, 4 for the MLP), composed sequentially."""
@@ -190,7 +197,8 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_, scaler_, params_ (tuple of float32 tensors), mechanism_ (:class:`PrivUnitG`),
     messages_per_holder_ (1, or the number of tensors in reference mode), n_private_steps_,
-    privacy_, privacy_ledger_, n_features_in_
+    privacy_, privacy_ledger_, privacy_certificate_ (one message's
+    :class:`~ldptree.accounting.ReleaseCertificate`), n_features_in_
     """
 
     def __init__(
@@ -249,7 +257,12 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
             hidden = max(1, int(ratio * d))
         scaler = fit_scaler(Xq, d, 0.0)
         privunit = PrivUnitG(epsilon)
-        spend = psgd_spend(epsilon, model, mode)
+        certificate = privunit.certificate()  # of the sampler's constants, before any private row
+        if not certificate.holds:
+            raise ValueError(
+                f"PrivUnitG's realised bound {certificate.epsilon:.12g} exceeds epsilon={epsilon}"
+            )
+        spend = psgd_spend(certificate.epsilon_claimed, model, mode)
         n_tensors = len(spend.parts)
         ledger = budget_ledger(self.privacy_budget).record(
             "one PrivUnitG message per tensor" if mode == "reference" else "one message", spend
@@ -257,7 +270,8 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
 
         codes = encode_labels(y_raw, classes, "y")
         n_p = X_arr.shape[0]
-        Xp = scaler.transform(X_arr).astype(np.float32)
+        # features beyond float32's range are clipped to it (privacy never depends on them)
+        Xp = _to_float32(scaler.transform(X_arr))
         if Xq is None or yq is None:
             Xq_s = np.zeros((0, d), np.float32)
             yq01 = np.zeros(0, np.float32)
@@ -299,6 +313,7 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
         self.n_private_steps_ = int(np.sum(holder >= 0))
         self.privacy_ledger_ = ledger.post_process("prediction with the trained parameters")
         self.privacy_ = ledger.total
+        self.privacy_certificate_ = certificate
         return self
 
     def decision_function(self, X: Any) -> FloatArray:

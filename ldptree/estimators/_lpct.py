@@ -37,8 +37,8 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
-from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
+from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._lpct_readout import (
@@ -85,6 +85,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
     feature_margin: Any
     chunk_size: Any
     privacy_budget: Any
+    allow_uncertified: Any
     random_state: Any
 
     # fitted state
@@ -149,8 +150,13 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             public = public_class_counts(public_cells, codes_q.astype(np.int64), n_cells, n_classes)
 
         ledger = budget_ledger(self.privacy_budget)
-        if collect:  # charged before any private row is privatized
-            ledger = ledger.record("one report per holder", spend_of(mechanism))
+        certificate = None
+        if collect:  # certified and charged before any private row is privatized
+            charge = certified_spend(
+                mechanism, n_cells=n_cells, allow_uncertified=self.allow_uncertified
+            )
+            certificate = charge.certificate
+            ledger = ledger.record(charge.entry, charge.spend)
         estimates = None
         if collect:
             estimates = run_round(
@@ -172,6 +178,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.public_class_counts_ = public
         self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
         self.privacy_ = self.privacy_ledger_.total
+        self.privacy_certificate_ = certificate
         return partition, estimates, public
 
     def _chunk(self, mechanism: Mechanism, n_cells: int) -> int:
@@ -259,14 +266,19 @@ class LPCTClassifier(_LPCTBase):
     privacy_budget:
         Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
         with a ``ValueError`` before any private row is touched.
+    allow_uncertified:
+        ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
+        the published partition, else the fit is refused before any private row is touched;
+        ``True`` runs an uncertifiable mechanism at its declared epsilon (research).
     random_state:
         ``None``, an int seed or a JAX key: drives the privacy noise and random rules.
 
     Attributes
     ----------
     classes_, partition_, scaler_, mechanism_, estimates_, public_class_counts_,
-    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, privacy_,
-    n_features_in_, n_public_
+    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, privacy_
+    (certified epsilon, delta as sampled), privacy_certificate_ (``None`` when uncertified or
+    nothing private is collected), privacy_ledger_, n_features_in_, n_public_
     """
 
     def __init__(
@@ -287,6 +299,7 @@ class LPCTClassifier(_LPCTBase):
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
         privacy_budget: float | None = None,
+        allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -304,6 +317,7 @@ class LPCTClassifier(_LPCTBase):
         self.feature_margin = feature_margin
         self.chunk_size = chunk_size
         self.privacy_budget = privacy_budget
+        self.allow_uncertified = allow_uncertified
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPCTClassifier:
@@ -382,14 +396,14 @@ class LPCTPrunedClassifier(_LPCTBase):
         ``"corrected"`` (default, ours: private data weighted, never discarded) or
         ``"reference"`` (the code's branch logic without its statefulness).
     rule, criterion, classes, mechanism, simulation, outside, feature_margin, chunk_size,
-    random_state:
+    allow_uncertified, random_state:
         As for :class:`LPCTClassifier`.
 
     Attributes
     ----------
     classes_, partition_, scaler_, mechanism_, estimates_, public_class_counts_, prune_,
     leaf_node_, leaf_eta_, leaf_proba_, leaf_class_, max_depth_, min_depth_, privacy_,
-    n_features_in_, n_public_
+    privacy_certificate_, privacy_ledger_, n_features_in_, n_public_
     """
 
     def __init__(
@@ -411,6 +425,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
         privacy_budget: float | None = None,
+        allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -429,6 +444,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         self.feature_margin = feature_margin
         self.chunk_size = chunk_size
         self.privacy_budget = privacy_budget
+        self.allow_uncertified = allow_uncertified
         self.random_state = random_state
 
     def _depths(self, n_private: int, n_public: int, epsilon: float) -> tuple[int, int]:

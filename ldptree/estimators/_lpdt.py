@@ -16,8 +16,11 @@ A composition, not a code path of its own:
   ``min_private_ratio``; the reference's default ``tau = 0`` only catches non-positive counts).
 
 Privacy: the partition, the scaling box and the label bound come from public data or the user,
-so the only private release is each holder's single report; it is recorded in a
-:class:`~ldptree.accounting.PrivacyLedger` (``privacy_ledger_``) whose total is ``privacy_``.
+so the only private release is each holder's single report. Before any private row is touched the
+mechanism's report law is certified by :func:`~ldptree.accounting.verify_ldp` for the published
+partition (a mechanism whose certificate fails is refused unless ``allow_uncertified=True``); the
+certified ``(epsilon, delta)`` is recorded in a :class:`~ldptree.accounting.PrivacyLedger`
+(``privacy_ledger_``) whose total is ``privacy_``, and the certificate is ``privacy_certificate_``.
 """
 
 from __future__ import annotations
@@ -37,8 +40,8 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
-from ldptree.accounting._spend import spend_of
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
+from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._protocol import (
     budget_ledger,
@@ -95,14 +98,21 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     privacy_budget:
         Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
         with a ``ValueError`` before any private row is touched.
+    allow_uncertified:
+        ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
+        the published partition, else the fit is refused before any private row is touched.
+        ``True`` runs a mechanism that cannot be certified (research), charging its declared
+        epsilon; ``privacy_certificate_`` is then ``None``.
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise (and randomized rules).
 
     Attributes
     ----------
     partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_,
-    used_fallback_, label_bound_, privacy_ (a :class:`~ldptree.accounting.PrivacySpend`),
-    privacy_ledger_ (its :class:`~ldptree.accounting.PrivacyLedger`), n_features_in_
+    used_fallback_, label_bound_, privacy_ (a :class:`~ldptree.accounting.PrivacySpend`:
+    the certified epsilon and the delta of the mechanism as sampled), privacy_ledger_ (its
+    :class:`~ldptree.accounting.PrivacyLedger`), privacy_certificate_ (the
+    :class:`~ldptree.accounting.LDPCertificate`, ``None`` if uncertified), n_features_in_
     """
 
     def __init__(
@@ -121,6 +131,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         feature_margin: float = 0.0,
         chunk_size: int = 65536,
         privacy_budget: float | None = None,
+        allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -136,6 +147,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.feature_margin = feature_margin
         self.chunk_size = chunk_size
         self.privacy_budget = privacy_budget
+        self.allow_uncertified = allow_uncertified
         self.random_state = random_state
 
     # -- building blocks ------------------------------------------------------------------------
@@ -179,9 +191,13 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         scaler = fit_scaler(Xq, X_arr.shape[1], margin)
         Xq_scaled = np.empty((0, X_arr.shape[1])) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
-        ledger = budget_ledger(self.privacy_budget).record(
-            "one report per holder", spend_of(mechanism)
+        charge = certified_spend(
+            mechanism,
+            n_cells=partition.n_leaves,
+            label_bound=bound,
+            allow_uncertified=self.allow_uncertified,
         )
+        ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         if auto_ratio:
             min_ratio = _auto_ratio(mechanism, X_arr.shape[0])
         estimates = run_round(
@@ -207,6 +223,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.used_fallback_ = fallback
         self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
         self.privacy_ = ledger.total
+        self.privacy_certificate_ = charge.certificate
         return self
 
     def predict(self, X: Any) -> FloatArray:

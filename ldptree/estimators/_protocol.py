@@ -16,8 +16,8 @@ import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import (
-    check_bounds,
     check_choice,
+    check_label_bound,
     check_matrix,
     check_positive,
     check_vector,
@@ -70,9 +70,11 @@ def fit_scaler(X_public: FloatArray | None, n_features: int, margin: float) -> R
 
 def resolve_label_bound(label_bound: Any, y_public: FloatArray | None) -> tuple[float, float]:
     """The label range ``(lo, hi)``: ``label_bound`` if given, else the public labels' range;
-    never private labels (``ValueError`` when neither can set it)."""
+    never private labels (``ValueError`` when neither can set it). Either way it is rounded
+    outward to float32 and must satisfy :func:`~ldptree._validation.check_label_bound`'s limits
+    (``|lo|, |hi| <= 2^64``, ``hi - lo >= 2^-64``)."""
     if label_bound is not None:
-        return check_bounds(label_bound, "label_bound")
+        return check_label_bound(label_bound, "label_bound")
     if y_public is None:
         raise ValueError(
             "label_bound is required when no public labels are given: pass label_bound=M or "
@@ -83,7 +85,7 @@ def resolve_label_bound(label_bound: Any, y_public: FloatArray | None) -> tuple[
         raise ValueError(
             f"y_public is constant ({lo}), so it cannot set the label range; pass label_bound"
         )
-    return (lo, hi)
+    return check_label_bound((lo, hi), "label_bound (from the range of y_public)")
 
 
 #: How a fit runs its private round: the protocol, or its in-law simulation (spec §3.5).
@@ -153,10 +155,11 @@ def budget_ledger(privacy_budget: Any) -> PrivacyLedger:
     """An empty ledger capped at ``privacy_budget`` (an epsilon; ``None`` means no cap).
 
     Estimators record their release in it *before* any private row is privatized, so a release
-    over the cap fails with a ``ValueError`` and nothing is spent.
+    over the cap fails with a ``ValueError`` and nothing is spent. The cap is on epsilon only:
+    the delta a certificate reports for the mechanism as sampled is recorded, not capped.
     """
     if privacy_budget is None:
         return PrivacyLedger()
     return PrivacyLedger(
-        budget=PrivacySpend(epsilon=check_positive(privacy_budget, "privacy_budget"))
+        budget=PrivacySpend(epsilon=check_positive(privacy_budget, "privacy_budget"), delta=1.0)
     )

@@ -51,7 +51,7 @@ from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._noise import BitFlip, Geometric, sample_noise
 from ldptree.mechanisms._random import holder_words, key_words, unit_halfopen
-from ldptree.mechanisms._records import check_records
+from ldptree.mechanisms._records import check_first_holder, check_records
 from ldptree.protocols import CellEstimates
 
 __all__ = [
@@ -366,6 +366,7 @@ class KitMechanism:
     ) -> tuple[int, tuple[Any, ...]]:
         cells, labels = check_records(cells, labels, n_cells, integer_labels=self.labels().integer)
         n = int(cells.shape[0])
+        check_first_holder(first_holder, n)
         pad = bucket(n, MIN_ROWS) - n
         if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
             padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))

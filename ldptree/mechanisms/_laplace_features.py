@@ -52,7 +52,7 @@ from ldptree.accounting._channels import grid_laplace_channel, grid_laplace_log_
 from ldptree.accounting._law import FeatureBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
-from ldptree.mechanisms._records import check_records
+from ldptree.mechanisms._records import check_first_holder, check_records
 from ldptree.mechanisms._sampled_laplace import Float32LaplaceSampling
 from ldptree.protocols import CellEstimates
 
@@ -194,6 +194,7 @@ class LaplaceFeatureLabelMechanism:
         and ``h``."""
         labels, x = self._check(cells, labels, n_cells, features)
         n = int(labels.shape[0])
+        check_first_holder(first_holder, n)
         pad = bucket(n, MIN_ROWS) - n
         out = _privatize(
             self,

@@ -11,7 +11,12 @@ version on CPU as a rolled loop that materialises the state arrays five times (a
 word on a 2-core x86 machine), while the unrolled rounds fuse into one vectorised loop, about 8x
 faster. A test pins the two to equal outputs.
 
-Holder indices are 32-bit: at most ``2^32`` holders per key.
+Holder indices are 32-bit: at most ``2^32`` holders per key, indices ``0 .. 2^32 - 1``. Every
+built-in ``privatize``/``privatize_summarize`` refuses a concrete ``first_holder`` whose range
+``first_holder .. first_holder + n - 1`` leaves ``[0, 2^32)`` (``_records.check_first_holder``): a
+wrapped index would give holder ``2^32 + i`` the randomness of holder ``i``, two holders sharing
+noise. A *traced* ``first_holder`` (inside the caller's ``jit``) cannot be checked: there the
+caller must keep ``first_holder + n <= 2^32`` itself.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ for any input.
 
 from __future__ import annotations
 
+import numbers
 from typing import Any
 
 import jax
@@ -47,3 +48,24 @@ def check_records(
         if lo < 0 or hi >= n_cells:
             raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
     return cells, labels
+
+
+def check_first_holder(first_holder: Any, n_holders: int) -> None:
+    """Refuse holder indices ``first_holder .. first_holder + n_holders - 1`` outside
+    ``[0, 2^32)``: ``first_holder`` must be an integer ``>= 0`` with ``first_holder + n_holders
+    <= 2^32``, since 32-bit indices would wrap and two holders would share randomness (module
+    ``_random``). A traced value (under the caller's ``jit``) cannot be checked and passes."""
+    if isinstance(first_holder, jax.core.Tracer):
+        return
+    if isinstance(first_holder, jax.Array | np.ndarray) and first_holder.ndim == 0:
+        if not jnp.issubdtype(first_holder.dtype, jnp.integer):
+            raise TypeError(f"first_holder must be an integer, got dtype {first_holder.dtype}")
+        first_holder = int(first_holder)
+    if isinstance(first_holder, bool) or not isinstance(first_holder, numbers.Integral):
+        raise TypeError(f"first_holder must be an integer >= 0, got {type(first_holder).__name__}")
+    first = int(first_holder)
+    if first < 0 or first + int(n_holders) > 2**32:
+        raise ValueError(
+            f"first_holder must be an integer >= 0 with first_holder + n <= 2**32 (holder "
+            f"indices are 32-bit and must not wrap), got first_holder={first} for n={n_holders}"
+        )

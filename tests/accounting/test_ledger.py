@@ -74,7 +74,10 @@ def test_lpdt_records_its_release_through_the_ledger() -> None:
     model = LPDTRegressor(epsilon=3.0, max_depth=2, budget_split=0.4, label_bound=1.0)
     model.set_params(random_state=1).fit(X, X[:, 0], X_public=Xq, y_public=Xq[:, 0])
     assert model.privacy_ == model.privacy_ledger_.total
-    assert model.privacy_ == spend_of(model.mechanism_)
+    # charged from the certificate: the declared epsilon and parts, the delta as sampled
+    declared = spend_of(model.mechanism_)
+    assert (model.privacy_.epsilon, model.privacy_.parts) == (declared.epsilon, declared.parts)
+    assert model.privacy_.delta == model.privacy_certificate_.delta
     assert model.privacy_.epsilon == pytest.approx(3.0)
     assert dict(model.privacy_.parts)["cell (randomized response)"] == pytest.approx(1.2)
 

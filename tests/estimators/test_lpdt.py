@@ -32,7 +32,10 @@ def test_fit_predict_and_fitted_attributes(data):
     assert pred.shape == (1000,) and np.all(np.isfinite(pred))
     assert m.partition_.n_leaves == m.leaf_values_.shape[0] <= 8
     assert m.n_features_in_ == 2
-    assert m.label_bound_ == (float(yq.min()), float(yq.max()))
+    # the public range rounded outward to float32
+    lo, hi = m.label_bound_
+    assert lo <= yq.min() and hi >= yq.max() and np.float32(lo) == lo and np.float32(hi) == hi
+    assert (lo, hi) == pytest.approx((yq.min(), yq.max()), rel=1e-7)
     assert isinstance(m.privacy_, PrivacySpend) and m.privacy_.epsilon == 4.0
     assert math.isclose(sum(e for _, e in m.privacy_.parts), 4.0)
     assert -1.0 < m.score(Xt, yt) <= 1.0

@@ -1,0 +1,54 @@
+"""Label bounds: rounded outward to float32 and refused where derived constants would leave the
+normal float32 range (a subnormal grid step flushes to zero and makes the release deterministic)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from ldptree import LPDTRegressor
+from ldptree._validation import to_label_bound
+from ldptree.estimators._protocol import resolve_label_bound
+from ldptree.mechanisms import (
+    LaplaceCellLabelMechanism,
+    LaplaceFeatureLabelMechanism,
+    RRLaplaceMechanism,
+)
+
+MECHANISMS = [
+    lambda b: RRLaplaceMechanism(epsilon=1.0, label_bound=b),
+    lambda b: LaplaceCellLabelMechanism(epsilon=1.0, label_bound=b),
+    lambda b: LaplaceFeatureLabelMechanism(epsilon=1.0, n_features=2, label_bound=b),
+]
+
+
+@pytest.mark.parametrize("make", MECHANISMS)
+@pytest.mark.parametrize("bound", [(0.0, 5e-38), (0.0, 1e30), (-1e30, 0.0), 1e-30, 2.0**65])
+def test_mechanisms_refuse_label_bounds_outside_the_normal_float32_range(make, bound):
+    with pytest.raises(ValueError, match="label_bound"):
+        make(bound)
+
+
+def test_lpdt_refuses_a_subnormal_label_range():
+    rng = np.random.default_rng(0)
+    X = rng.random((50, 2))
+    y = rng.random(50) * 1e-38
+    with pytest.raises(ValueError, match="label_bound"):
+        LPDTRegressor(epsilon=1.0, label_bound=(0.0, 5e-38), random_state=0).fit(X, y)
+    # the public labels' range goes through the same rule
+    with pytest.raises(ValueError, match="label_bound"):
+        LPDTRegressor(epsilon=1.0, random_state=0).fit(X, y, X_public=X, y_public=y)
+
+
+def test_label_bounds_are_rounded_outward_to_float32():
+    lo, hi = to_label_bound((-0.1, 0.1))
+    assert np.float32(lo) == lo and np.float32(hi) == hi  # representable
+    assert lo <= -0.1 and hi >= 0.1  # outward
+    assert np.nextafter(np.float32(lo), np.float32(0)) > -0.1  # the nearest such value
+    assert np.nextafter(np.float32(hi), np.float32(0)) < 0.1
+    assert to_label_bound(3.0) == (-3.0, 3.0)  # representable values are kept
+    assert resolve_label_bound((0.0, 0.1), None) == (0.0, float(np.float32(0.1)))
+    assert float(np.float32(0.1)) > 0.1  # so that the line above is the upward rounding
+    # the limits themselves are allowed
+    assert to_label_bound((-(2.0**64), 2.0**64)) == (-(2.0**64), 2.0**64)
+    assert to_label_bound((0.0, 2.0**-64)) == (0.0, 2.0**-64)
