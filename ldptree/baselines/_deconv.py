@@ -228,6 +228,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         share = check_open_unit(self.feature_share, "feature_share")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         self._check_read_out()
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
         bound = resolve_label_bound(self.label_bound, yq)
         d = X_arr.shape[1]
@@ -270,7 +271,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _sums(self, X: Any) -> tuple[FloatArray, FloatArray, FloatArray]:
-        self._check_fitted("noisy_features_")
+        self._check_fitted("noisy_features_", X)
         h, _, test_chunk, holder_chunk = self._check_read_out()
         X_arr = check_features(X, self.n_features_in_)
         # holders' features were clipped into the box before release; test points alike

@@ -70,6 +70,7 @@ class _Histogram(BaseEstimator):
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         max_cells = check_int(self.max_cells, "max_cells", minimum=1)
         aggregate = check_simulation(self.simulation)
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public, check_labels=check_labels)
         n_cells = check_grid_size(self.num_cell, X_arr.shape[1], max_cells)
         scaler = fit_scaler(Xq, X_arr.shape[1], 0.0)
@@ -103,7 +104,7 @@ class _Histogram(BaseEstimator):
         return y_arr, yq, collect
 
     def _cells(self, X: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-        self._check_fitted("leaf_values_")
+        self._check_fitted("leaf_values_", X)
         return route(X, self.n_features_in_, self.scaler_, self.partition_)
 
 

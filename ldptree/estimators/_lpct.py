@@ -109,6 +109,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         margin = check_real(self.feature_margin, "feature_margin")
         check_choice(self.outside, "outside", _OUTSIDE)
         aggregate = check_simulation(self.simulation)
+        y = self._check_fit_input(X, y)
         X_arr, y_raw, Xq, yq = check_fit_data(
             X, y, X_public, y_public, check_labels=check_class_labels
         )
@@ -188,7 +189,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
 
     # -- prediction (post-processing: no privacy cost) -------------------------------------------
     def _route(self, X: Any) -> tuple[IntArray, BoolArray]:
-        self._check_fitted("leaf_eta_")
+        self._check_fitted("leaf_eta_", X)
         cells, inside = route(X, self.n_features_in_, self.scaler_, self.partition_)
         if self.outside == "zero":
             return cells, inside

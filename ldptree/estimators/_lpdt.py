@@ -170,6 +170,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
         partitioner = self._partitioner()
         bound = resolve_label_bound(self.label_bound, yq)
@@ -211,7 +212,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> FloatArray:
         """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""
-        self._check_fitted("leaf_values_")
+        self._check_fitted("leaf_values_", X)
         cells, inside = route(X, self.n_features_in_, self.scaler_, self.partition_)
         pred = self.leaf_values_[cells]
         if self.outside == "zero":
