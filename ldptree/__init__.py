@@ -37,17 +37,16 @@ from ldptree.partitions import Partition
 from ldptree.protocols import Aggregator, CellEstimates, Mechanism, Partitioner
 
 if TYPE_CHECKING:
-    from ldptree import (
-        accounting,
-        baselines,
-        datasets,
-        estimators,
-        experiments,
-        mechanisms,
-        partitions,
-        preprocessing,
-        testing,
-    )
+    # redundant aliases: re-exported names for type checkers (imported lazily at run time)
+    from ldptree import accounting as accounting
+    from ldptree import baselines as baselines
+    from ldptree import datasets as datasets
+    from ldptree import estimators as estimators
+    from ldptree import experiments as experiments
+    from ldptree import mechanisms as mechanisms
+    from ldptree import partitions as partitions
+    from ldptree import preprocessing as preprocessing
+    from ldptree import testing as testing
 
 __version__ = "0.1.0"
 

@@ -20,6 +20,7 @@ from sklearn.utils.estimator_checks import check_estimator
 
 from ldptree import LPCTClassifier, LPDTRegressor
 from ldptree.baselines import (
+    APHISTRegressor,
     CTClassifier,
     DECONVRegressor,
     DTRegressor,
@@ -105,6 +106,7 @@ ESTIMATORS = [
     LPDTRegressor(label_bound=5.0, random_state=0),
     LPCTClassifier(classes=[0, 1], random_state=0),
     PHISTRegressor(label_bound=5.0, random_state=0),
+    APHISTRegressor(label_bound=5.0, random_state=0),
     PHISTClassifier(classes=[0, 1], random_state=0),
     DECONVRegressor(label_bound=5.0, random_state=0),
     DTRegressor(),
