@@ -25,3 +25,9 @@ def test_unknown_attribute_is_an_attribute_error() -> None:
         _ = ldptree.nope  # type: ignore[attr-defined]
     assert "datasets" in dir(ldptree)
     assert ldptree.__doc__ is not None and "Partitioner" in ldptree.__doc__
+
+
+def test_package_is_typed() -> None:
+    from pathlib import Path
+
+    assert (Path(ldptree.__file__).parent / "py.typed").is_file()

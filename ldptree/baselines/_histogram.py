@@ -1,4 +1,4 @@
-"""PHIST and APHIST: private histograms as compositions (spec §6.1-§6.2).
+"""PHIST and APHIST: private histograms as compositions.
 
 Each is ``uniform grid`` (:mod:`._grid`, data-independent) x ``Laplace on U and V = Y U``
 (:class:`~ldptree.mechanisms.LaplaceCellLabelMechanism` for regression,
@@ -6,7 +6,7 @@ Each is ``uniform grid`` (:mod:`._grid`, data-independent) x ``Laplace on U and 
 ratio read-out, with ``mu^_j = c^_j / n`` (privatised marginal) and ``nu^_j = s^_j / n``:
 
 * PHIST regression (Berrett-Gyorfi-Walk): ``m^_j = s^_j / c^_j`` if ``mu^_j > t`` else ``0``;
-* APHIST regression (Gyorfi-Kroll; the spec's reading, flagged there):
+* APHIST regression (Gyorfi-Kroll; our reading of it, not verified against theirs):
   ``mu-_j = (mu^_j + h^d) / 2``, ``m^_j = nu^_j / mu-_j`` if ``mu-_j >= t`` else ``0``;
 * PHIST classification (Berrett-Butucea): ``eta^_j = s^_j / c^_j`` if ``c^_j >= min_samples_cell``
   else ``0``; predict ``classes_[1{eta^ > 1/2}]``.
@@ -153,8 +153,8 @@ _REGRESSOR_DOC = """
         Optional cap on the epsilon this fit may spend.
     simulation:
         ``"per_holder"`` (the protocol, default) or ``"aggregate"``: experiments only, the summed
-        reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)`` (spec §3.5;
-        :meth:`~ldptree.mechanisms.LaplaceCellLabelMechanism.simulate_summary`).
+        reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)``
+        (:meth:`~ldptree.mechanisms.LaplaceCellLabelMechanism.simulate_summary`).
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise.
 
@@ -204,7 +204,7 @@ class PHISTRegressor(_HistogramRegressor):
 
 class APHISTRegressor(PHISTRegressor):
     (
-        """Adjusted private histogram (Gyorfi-Kroll, spec §6.2 reading): ``mu-_j = (c^_j / n + h^d)
+        """Adjusted private histogram (Gyorfi-Kroll, our reading): ``mu-_j = (c^_j / n + h^d)
     / 2`` and ``m^_j = (s^_j / n) / mu-_j`` if ``mu-_j >= t`` else 0 (module docstring).
     """
         + _REGRESSOR_DOC

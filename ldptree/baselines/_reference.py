@@ -1,4 +1,4 @@
-"""Non-private reference trees (spec §6.6): DT / DT-pub (regression), CT-W / CT-Q (classification).
+"""Non-private reference trees: DT / DT-pub (regression), CT-W / CT-Q (classification).
 
 The papers' references are scikit-learn trees; ours are ldptree's own parts, with no scikit-learn
 dependency: :class:`~ldptree.partitions.CartPartitioner` in ``thresholds="exact"`` mode (every

@@ -1,10 +1,10 @@
-"""LPDT: the locally private decision tree for regression (LPDT paper, Algorithm 1; spec §4.1).
+"""LPDT: the locally private decision tree for regression (LPDT paper, Algorithm 1).
 
 A composition, not a code path of its own:
 
 * **Partitioner** (public data only): the max-edge rule (``rule="max_edge"``, LPDT-M), the CART
-  rule (``rule="cart"``, LPDT-V: variance reduction at 10 quantile thresholds per feature, spec
-  §2.6), the random max-edge rule, or any :class:`~ldptree.protocols.Partitioner`; features are
+  rule (``rule="cart"``, LPDT-V: variance reduction at 10 quantile thresholds per feature), the
+  random max-edge rule, or any :class:`~ldptree.protocols.Partitioner`; features are
   min-max scaled on public data.
 * **Mechanism**: :class:`~ldptree.mechanisms.RRLaplaceMechanism` with budget split ``rho``, or any
   mechanism passed as ``mechanism``.
