@@ -3,8 +3,9 @@
 A transformer fitted on the private features (a ``StandardScaler`` in an ordinary scikit-learn
 ``Pipeline``) is a non-private computation on private data, and it also breaks the estimator: the
 ordinary ``Pipeline`` transforms ``X`` but hands ``X_public`` through untouched, so the partition
-grown on raw public features routes scaled private rows (test R^2 fell from 0.24 to 0.02 in one
-measurement, with no error).
+grown on raw public features routes scaled private rows. Measured (LPDT, eps = 8, depth 3, the
+LPDT paper's uniform design with d = 2 and one feature on a 100x scale, 5 repetitions): test R^2
+0.056 with the scaler fitted on public data, -0.001 in an ordinary ``Pipeline``, with no error.
 
 :class:`PublicPipeline` is a ``Pipeline`` whose transformers are fitted on ``X_public`` only and
 then applied to both ``X`` (each holder can apply a public transform to its own row) and
