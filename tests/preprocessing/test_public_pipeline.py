@@ -96,3 +96,13 @@ def test_ordinary_pipeline_warns_public_pipeline_does_not() -> None:
         warnings.simplefilter("error", PrivatePreprocessingWarning)
         public.fit(X, y, X_public=Xp, y_public=yp)
         LPDTRegressor(epsilon=8.0, random_state=0).fit(X, y, X_public=Xp, y_public=yp)
+
+
+def test_set_output_reaches_the_transformers() -> None:
+    X, y = _data(200, 10)
+    Xp, yp = _data(60, 11)
+    pipe = make_public_pipeline(StandardScaler(), LPDTRegressor(epsilon=8.0, random_state=0))
+    assert pipe.set_output(transform="default") is pipe
+    pipe.fit(X, y, X_public=Xp, y_public=yp)
+    assert isinstance(pipe[0].transform(Xp), np.ndarray)
+    assert pipe.predict(Xp).shape == (60,)
