@@ -3,15 +3,16 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
+DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: all venv test lint typecheck unit demo bench bench-reference clean
+.PHONY: all venv test lint typecheck unit demo docs bench bench-reference clean
 
 all: test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	$(BIN)/python -m pip install --quiet -e ".[dev]" --config-settings editable_mode=compat
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -31,6 +32,14 @@ test: lint typecheck unit
 demo: $(STAMP)
 	$(BIN)/ldptree demo --out demo-output
 
+# The documentation site, built in strict mode (a warning fails); installs the docs extra first.
+$(DOCS_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs]" --config-settings editable_mode=compat
+	touch $(DOCS_STAMP)
+
+docs: $(DOCS_STAMP)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
 bench: $(STAMP)
 	$(BIN)/python benchmarks/bench_lpdt.py
 
@@ -41,4 +50,4 @@ bench-reference: $(STAMP)
 	$(BIN)/python benchmarks/bench_lpdt.py
 
 clean:
-	rm -rf $(VENV) demo-output .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) demo-output site .mypy_cache .pytest_cache .ruff_cache

@@ -1,6 +1,6 @@
 """Speed benchmark of :class:`ldptree.LPDTRegressor` against the authors' reference ``lpdt``.
 
-Synthetic data (LPDT paper's simulation model, spec §8.1, with ``d`` features): ``X`` uniform on
+Synthetic data (LPDT paper's simulation model, with ``d`` features): ``X`` uniform on
 ``[0, 1]^d``, ``y = sin(16 x_1) + N(0, 1)``; ``n_q`` public rows, ``n`` private rows (the first
 ``n`` of one draw of the largest size) and ``n_test`` test rows; ``epsilon = 4``, budget split
 ``rho = 1/2``, ``min_samples_split = 5``, ``min_samples_leaf = 2``.

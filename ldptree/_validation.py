@@ -13,6 +13,7 @@ from typing import Any
 
 import jax
 import numpy as np
+from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
 from ldptree._typing import FloatArray, PRNGKey
 
@@ -230,5 +231,7 @@ def as_key(random_state: Any, name: str = "random_state") -> PRNGKey:
     return key
 
 
-class NotFittedError(ValueError, AttributeError):
-    """Raised when a method that needs ``fit`` is called on an unfitted estimator."""
+class NotFittedError(_SklearnNotFittedError):
+    """Raised when a method that needs ``fit`` is called on an unfitted estimator (a
+    :class:`sklearn.exceptions.NotFittedError`, hence also ``ValueError`` and
+    ``AttributeError``)."""

@@ -1,4 +1,4 @@
-"""DECONV: deconvolution kernel regression on Laplace-privatized features and labels (spec §6.3).
+"""DECONV: deconvolution kernel regression on Laplace-privatized features and labels.
 
 Farokhi (2020) treats locally private regression as a measurement-error problem. As a
 composition: the trivial partition (one cell) x
@@ -34,7 +34,7 @@ is dominated by cancellation: ``den <= denominator_floor * sum_i |W_i|``), the r
 amplified without bound. ``guard="public_mean"`` (default) predicts the public label mean there
 and clips every prediction into the label bound (the regression function lies in it, so clipping
 never increases a squared error). ``guard="none"`` is the paper's estimator as stated, without
-either safeguard: it reproduces the paper's huge MSEs (up to ``1e10``, spec §9.1), which is what
+either safeguard: it reproduces the paper's huge MSEs (up to ``1e10``), which is what
 an unguarded ratio does. Correct behaviour is the default; parity is the named option (the
 ``deconv-raw`` method of the runner). An exactly zero denominator, which the scaled sums make
 practically impossible, gets the fallback in both modes so that predictions stay finite.
@@ -160,7 +160,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         ``h > 0`` of the Gaussian base kernel, in scaled feature units (the paper's grid
         ``{0.02, 0.05, 0.1, 0.2, 0.5, 1, 5}``).
     feature_share:
-        ``phi in (0, 1)``; the spec's default split is 1/2 (the sources do not give one).
+        ``phi in (0, 1)``; our default split is 1/2 (the sources do not give one).
     label_bound:
         ``M`` or ``(lo, hi)``; ``None`` takes ``[min, max]`` of ``y_public`` (never private
         labels).
@@ -229,6 +229,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         share = check_open_unit(self.feature_share, "feature_share")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         self._check_read_out()
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
         bound = resolve_label_bound(self.label_bound, yq)
         d = X_arr.shape[1]
@@ -271,7 +272,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         return self
 
     def _sums(self, X: Any) -> tuple[FloatArray, FloatArray, FloatArray]:
-        self._check_fitted("noisy_features_")
+        self._check_fitted("noisy_features_", X)
         h, _, test_chunk, holder_chunk = self._check_read_out()
         X_arr = check_features(X, self.n_features_in_)
         # holders' features were clipped into the box before release; test points alike

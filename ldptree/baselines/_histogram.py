@@ -1,4 +1,4 @@
-"""PHIST and APHIST: private histograms as compositions (spec §6.1-§6.2).
+"""PHIST and APHIST: private histograms as compositions.
 
 Each is ``uniform grid`` (:mod:`._grid`, data-independent) x ``Laplace on U and V = Y U``
 (:class:`~ldptree.mechanisms.LaplaceCellLabelMechanism` for regression,
@@ -6,7 +6,7 @@ Each is ``uniform grid`` (:mod:`._grid`, data-independent) x ``Laplace on U and 
 ratio read-out, with ``mu^_j = c^_j / n`` (privatised marginal) and ``nu^_j = s^_j / n``:
 
 * PHIST regression (Berrett-Gyorfi-Walk): ``m^_j = s^_j / c^_j`` if ``mu^_j > t`` else ``0``;
-* APHIST regression (Gyorfi-Kroll; the spec's reading, flagged there):
+* APHIST regression (Gyorfi-Kroll; our reading of it, not verified against theirs):
   ``mu-_j = (mu^_j + h^d) / 2``, ``m^_j = nu^_j / mu-_j`` if ``mu-_j >= t`` else ``0``;
 * PHIST classification (Berrett-Butucea): ``eta^_j = s^_j / c^_j`` if ``c^_j >= min_samples_cell``
   else ``0``; predict ``classes_[1{eta^ > 1/2}]``.
@@ -70,6 +70,7 @@ class _Histogram(BaseEstimator):
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         max_cells = check_int(self.max_cells, "max_cells", minimum=1)
         aggregate = check_simulation(self.simulation)
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public, check_labels=check_labels)
         n_cells = check_grid_size(self.num_cell, X_arr.shape[1], max_cells)
         scaler = fit_scaler(Xq, X_arr.shape[1], 0.0)
@@ -108,7 +109,7 @@ class _Histogram(BaseEstimator):
         return y_arr, yq, collect
 
     def _cells(self, X: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-        self._check_fitted("leaf_values_")
+        self._check_fitted("leaf_values_", X)
         return route(X, self.n_features_in_, self.scaler_, self.partition_)
 
 
@@ -157,8 +158,8 @@ _REGRESSOR_DOC = """
         Optional cap on the epsilon this fit may spend.
     simulation:
         ``"per_holder"`` (the protocol, default) or ``"aggregate"``: experiments only, the summed
-        reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)`` (spec §3.5;
-        :meth:`~ldptree.mechanisms.LaplaceCellLabelMechanism.simulate_summary`).
+        reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)``
+        (:meth:`~ldptree.mechanisms.LaplaceCellLabelMechanism.simulate_summary`).
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise.
 
@@ -209,7 +210,7 @@ class PHISTRegressor(_HistogramRegressor):
 
 class APHISTRegressor(PHISTRegressor):
     (
-        """Adjusted private histogram (Gyorfi-Kroll, spec §6.2 reading): ``mu-_j = (c^_j / n + h^d)
+        """Adjusted private histogram (Gyorfi-Kroll, our reading): ``mu-_j = (c^_j / n + h^d)
     / 2`` and ``m^_j = (s^_j / n) / mu-_j`` if ``mu-_j >= t`` else 0 (module docstring).
     """
         + _REGRESSOR_DOC

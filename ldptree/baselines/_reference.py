@@ -1,4 +1,4 @@
-"""Non-private reference trees (spec §6.6): DT / DT-pub (regression), CT-W / CT-Q (classification).
+"""Non-private reference trees: DT / DT-pub (regression), CT-W / CT-Q (classification).
 
 The papers' references are scikit-learn trees; ours are ldptree's own parts, with no scikit-learn
 dependency: :class:`~ldptree.partitions.CartPartitioner` in ``thresholds="exact"`` mode (every
@@ -97,7 +97,7 @@ class _ReferenceTree(BaseEstimator):
         return np.asarray(partition.cells(X_scaled)).astype(np.int64)
 
     def _cells(self, X: Any) -> np.ndarray[Any, Any]:
-        self._check_fitted("leaf_values_")
+        self._check_fitted("leaf_values_", X)
         cells, _ = route(X, self.n_features_in_, self.scaler_, self.partition_)
         return cells
 
@@ -143,6 +143,7 @@ class DTRegressor(RegressorMixin, _ReferenceTree):
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DTRegressor:
         """Grow CART on the chosen rows and store exact leaf means."""
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
         X_fit, y_fit = _training_rows(self.training, X_arr, y_arr, Xq, yq)
         cells = self._grow(X_fit, y_fit, "mse")
@@ -152,7 +153,8 @@ class DTRegressor(RegressorMixin, _ReferenceTree):
 
     def predict(self, X: Any) -> FloatArray:
         """Leaf means ``float[n]``; rows outside the training box go to the boundary leaf."""
-        return np.asarray(self.leaf_values_[self._cells(X)], dtype=np.float64)
+        cells = self._cells(X)
+        return np.asarray(self.leaf_values_[cells], dtype=np.float64)
 
 
 class CTClassifier(ClassifierMixin, _ReferenceTree):
@@ -205,6 +207,7 @@ class CTClassifier(ClassifierMixin, _ReferenceTree):
         """Grow CART on the chosen rows and store exact leaf class counts."""
         if self.criterion not in ("gini", "entropy"):
             raise ValueError(f"criterion must be 'gini' or 'entropy', got {self.criterion!r}")
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(
             X, y, X_public, y_public, check_labels=check_class_labels
         )
@@ -226,14 +229,16 @@ class CTClassifier(ClassifierMixin, _ReferenceTree):
 
     def predict_proba(self, X: Any) -> FloatArray:
         """Training class frequencies of each row's leaf, ``float[n, K]``."""
-        counts = self.leaf_counts_[self._cells(X)]
+        cells = self._cells(X)
+        counts = self.leaf_counts_[cells]
         totals = counts.sum(axis=1, keepdims=True)
         out: FloatArray = counts / np.maximum(totals, 1.0)
         return out
 
     def predict(self, X: Any) -> np.ndarray[Any, Any]:
         """The leaf's majority class."""
-        labels: np.ndarray[Any, Any] = self.classes_[self.leaf_values_[self._cells(X)]]
+        cells = self._cells(X)
+        labels: np.ndarray[Any, Any] = self.classes_[self.leaf_values_[cells]]
         return labels
 
 

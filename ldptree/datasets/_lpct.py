@@ -1,4 +1,4 @@
-"""Synthetic P/Q pairs of the LPCT simulations (LPCT paper §6.1; spec §8.2; reference
+"""Synthetic P/Q pairs of the LPCT simulations (LPCT paper §6.1; reference
 ``distribution/transfer_distributions.py``).
 
 Features are ``Uniform[0, 1]^d`` under both the private (P) and the public (Q) distribution and

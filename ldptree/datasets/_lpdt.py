@@ -1,4 +1,4 @@
-"""Synthetic regression data of the LPDT paper (spec §8.1).
+"""Synthetic regression data of the LPDT paper.
 
 Both generators take an explicit ``numpy.random.Generator`` (or a seed) and never touch a global
 random state.

@@ -1,5 +1,16 @@
-"""scikit-learn conventions without the dependency: parameters are the constructor's arguments,
-fitted state ends in ``_``, and ``get_params``/``set_params`` read and write the former.
+"""scikit-learn conventions for every ldptree estimator.
+
+The estimators subclass scikit-learn's :class:`sklearn.base.BaseEstimator` and its regressor /
+classifier mixins, so ``clone``, ``cross_val_score``, ``GridSearchCV``, ``Pipeline`` and
+metadata routing work on them: parameters are the constructor's arguments, fitted state ends in
+``_``, and ``fit(X, y, *, X_public=None, y_public=None)`` takes the public sample as fit
+parameters (with routing enabled, request them with ``set_fit_request(X_public=True,
+y_public=True)``).
+
+Components that are immutable ``attrs`` objects (a ``mechanism`` or a ``rule`` partitioner) take
+part in nested parameters: ``get_params(deep=True)`` lists ``mechanism__epsilon`` and
+``set_params(mechanism__epsilon=2.0)`` replaces the mechanism by an evolved copy (the original,
+possibly shared, object is never mutated).
 
 Estimators are the one mutable layer of the package (their users expect ``set_params``); every
 component they build during ``fit`` is immutable.
@@ -7,80 +18,128 @@ component they build during ``fit`` is immutable.
 
 from __future__ import annotations
 
-import inspect
+import warnings
 from typing import Any
 
+import attrs
 import numpy as np
+from sklearn.base import BaseEstimator as _SkBaseEstimator
+from sklearn.base import ClassifierMixin as _SkClassifierMixin
+from sklearn.base import RegressorMixin as _SkRegressorMixin
+from sklearn.exceptions import DataConversionWarning
+from sklearn.utils import Tags
+from sklearn.utils.validation import validate_data
 
 from ldptree._validation import NotFittedError, check_vector
 from ldptree.estimators._classes import check_class_labels, encode_labels
+from ldptree.preprocessing._warn import warn_if_private_preprocessing
 
 
-class BaseEstimator:
-    """Parameter plumbing shared by all estimators."""
+def _init_fields(component: Any) -> dict[str, Any]:
+    """``{init argument: current value}`` of an attrs instance (its nested parameters)."""
+    return {
+        field.alias: getattr(component, field.name)
+        for field in attrs.fields(type(component))
+        if field.init
+    }
 
-    @classmethod
-    def _param_names(cls) -> list[str]:
-        sig = inspect.signature(cls.__init__)
-        return [
-            name
-            for name, p in sig.parameters.items()
-            if name != "self" and p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
-        ]
+
+class BaseEstimator(_SkBaseEstimator):
+    """Parameter plumbing shared by all estimators (scikit-learn's, plus attrs components)."""
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The constructor's parameters and their current values."""
-        del deep
-        return {name: getattr(self, name) for name in self._param_names()}
+        """The constructor's parameters; with ``deep``, also ``<component>__<field>`` for
+        estimator and attrs components (e.g. ``mechanism__epsilon``)."""
+        params: dict[str, Any] = super().get_params(deep=deep)
+        if deep:
+            for name in self._get_param_names():
+                value = getattr(self, name)
+                if attrs.has(type(value)):
+                    params.update({f"{name}__{key}": v for key, v in _init_fields(value).items()})
+        return params
 
     def set_params(self, **params: Any) -> BaseEstimator:
-        """Set constructor parameters; unknown names raise ``ValueError``."""
-        valid = set(self._param_names())
-        for name, value in params.items():
-            if name not in valid:
+        """Set parameters; ``<component>__<field>`` on an attrs component evolves a copy of it.
+        Unknown names raise ``ValueError``."""
+        nested: dict[str, dict[str, Any]] = {}
+        plain: dict[str, Any] = {}
+        for key, value in params.items():
+            name, delim, sub = key.partition("__")
+            if delim and attrs.has(type(getattr(self, name, None))):
+                nested.setdefault(name, {})[sub] = value
+            else:
+                plain[key] = value
+        super().set_params(**plain)
+        for name, changes in nested.items():
+            component = getattr(self, name)
+            unknown = sorted(set(changes) - set(_init_fields(component)))
+            if unknown:
                 raise ValueError(
-                    f"invalid parameter {name!r} for {type(self).__name__}; "
-                    f"valid parameters are {sorted(valid)}"
+                    f"invalid parameter(s) {unknown} for {name} ({type(component).__name__}); "
+                    f"valid are {sorted(_init_fields(component))}"
                 )
-            setattr(self, name, value)
+            setattr(self, name, attrs.evolve(component, **changes))
         return self
 
-    def __repr__(self) -> str:
-        sig = inspect.signature(type(self).__init__)
-        changed = [
-            f"{name}={value!r}"
-            for name, value in self.get_params().items()
-            if sig.parameters[name].default is inspect.Parameter.empty
-            or (value is not sig.parameters[name].default and value != sig.parameters[name].default)
-        ]
-        return f"{type(self).__name__}({', '.join(changed)})"
+    def __sklearn_tags__(self) -> Tags:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.allow_nan = False
+        # With random_state=None every fit draws fresh privacy noise (that is the point of LDP).
+        tags.non_deterministic = getattr(self, "random_state", 0) is None
+        return tags
 
-    def _check_fitted(self, attribute: str) -> None:
+    def _check_fit_input(self, X: Any, y: Any) -> Any:
+        """scikit-learn's checks of the private ``X`` (2-d, real, finite, dense, at least one
+        feature) and that ``y`` is given; records ``n_features_in_`` (and feature names).
+        Returns ``y``, a column vector ``(n, 1)`` flattened with a ``DataConversionWarning``."""
+        if y is None:
+            raise ValueError(
+                f"{type(self).__name__} requires y to be passed, but the target y is None"
+            )
+        validate_data(self, X, reset=True)
+        warn_if_private_preprocessing(self)
+        y_arr = np.asarray(y)
+        if y_arr.ndim == 2 and y_arr.shape[1] == 1:
+            warnings.warn(
+                "A column-vector y was passed when a 1d array was expected; flattening it",
+                DataConversionWarning,
+                stacklevel=3,
+            )
+            return y_arr.ravel()
+        return y_arr
+
+    def _check_fitted(self, attribute: str, X: Any = None) -> None:
+        """Raise :class:`~ldptree.NotFittedError` before ``fit``; if ``X`` is given, check it
+        as scikit-learn does (same number of features as in ``fit``)."""
         if not hasattr(self, attribute):
             raise NotFittedError(
                 f"this {type(self).__name__} is not fitted yet; call fit(X, y) before using it"
             )
+        if X is not None:
+            validate_data(self, X, reset=False)
 
 
-class RegressorMixin:
+class RegressorMixin(_SkRegressorMixin):
     """``score`` for regressors: ``R^2 = 1 - SS_res / SS_tot`` (as scikit-learn)."""
 
     def predict(self, X: Any) -> Any:  # every regressor defines it
         raise NotImplementedError
 
-    def score(self, X: Any, y: Any) -> float:
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
         """Coefficient of determination ``R^2 = 1 - SS_res / SS_tot`` (1 or 0 if ``y`` is
-        constant, by whether the prediction is exact)."""
+        constant, by whether the prediction is exact), optionally ``sample_weight``-weighted."""
         pred = np.asarray(self.predict(X), dtype=np.float64)
         y_arr = check_vector(y, "y", n=pred.shape[0])
-        ss_res = float(np.sum((y_arr - pred) ** 2))
-        ss_tot = float(np.sum((y_arr - y_arr.mean()) ** 2))
+        w = _weights(sample_weight, pred.shape[0])
+        mean = float(np.sum(w * y_arr) / np.sum(w))
+        ss_res = float(np.sum(w * (y_arr - pred) ** 2))
+        ss_tot = float(np.sum(w * (y_arr - mean) ** 2))
         if ss_tot == 0.0:
             return 1.0 if ss_res == 0.0 else 0.0
         return 1.0 - ss_res / ss_tot
 
 
-class ClassifierMixin:
+class ClassifierMixin(_SkClassifierMixin):
     """``score`` for classifiers: accuracy against ``classes_``."""
 
     classes_: np.ndarray[Any, Any]
@@ -88,9 +147,21 @@ class ClassifierMixin:
     def predict(self, X: Any) -> Any:  # every classifier defines it
         raise NotImplementedError
 
-    def score(self, X: Any, y: Any) -> float:
-        """Accuracy: the fraction of rows whose predicted class equals ``y``."""
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy: the (optionally ``sample_weight``-weighted) fraction of rows whose
+        predicted class equals ``y``."""
         pred = np.asarray(self.predict(X))
         truth = check_class_labels(y, "y", n=pred.shape[0])
         hits = encode_labels(truth, self.classes_, "y") == encode_labels(pred, self.classes_, "y")
-        return float(np.mean(hits))
+        w = _weights(sample_weight, pred.shape[0])
+        return float(np.sum(w * hits) / np.sum(w))
+
+
+def _weights(sample_weight: Any, n: int) -> np.ndarray[Any, Any]:
+    """Row weights: ones, or ``sample_weight`` checked non-negative with a positive sum."""
+    if sample_weight is None:
+        return np.ones(n)
+    w = check_vector(sample_weight, "sample_weight", n=n)
+    if np.any(w < 0) or not np.sum(w) > 0:
+        raise ValueError("sample_weight must be non-negative with a positive sum")
+    return w

@@ -120,7 +120,7 @@ def resolve_classes(classes: Any, y_public: np.ndarray[Any, Any] | None) -> np.n
     resolved = _sorted_unique(y_public)
     if resolved.shape[0] < 2:
         raise ValueError(
-            f"y_public contains a single class ({resolved.tolist()}); a classifier needs at least "
+            f"y_public contains only one class ({resolved.tolist()}); a classifier needs at least "
             "two. Declare every class with classes=[...] (classes are never learned from the "
             "private labels)"
         )

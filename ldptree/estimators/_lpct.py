@@ -6,7 +6,7 @@ Compositions, like :class:`~ldptree.LPDTRegressor`:
   (LPCT, the paper's simulations), random max-edge (LPCT-R), CART (LPCT-CART/-V, the paper's real
   data), or any :class:`~ldptree.protocols.Partitioner`, which then sees class codes as floats.
 * **Mechanism**: :class:`~ldptree.mechanisms.LaplaceCellClassMechanism`: Laplace on the cell
-  one-hot and on the cell-by-class one-hot, ``eps/2`` each (spec §3.3; multi-class is ours).
+  one-hot and on the cell-by-class one-hot, ``eps/2`` each (multi-class is ours).
 * **Read-out**: the lambda-weighted ratio (:mod:`._lpct_readout`, paper eq. (8)) for
   :class:`LPCTClassifier`; the pruning walk (:mod:`._prune`, paper Algorithm 2) for
   :class:`LPCTPrunedClassifier`.
@@ -14,7 +14,7 @@ Compositions, like :class:`~ldptree.LPDTRegressor`:
 Privacy: the partition, scaling box, classes and depth defaults come from public data, the user,
 or report counts (public in the one-round protocol); the only private release is each holder's
 single report, recorded in ``privacy_``. Read-outs are post-processing. The reference code's bug
-of growing the unpruned partition on private data (spec §0.1) is not reproduced.
+of growing the unpruned partition on private data is not reproduced.
 
 Classes (:mod:`._classes`): ``classes_`` comes from ``y_public`` and/or ``classes``, never from
 ``y``; private labels outside it are released as null records.
@@ -110,6 +110,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         margin = check_real(self.feature_margin, "feature_margin")
         check_choice(self.outside, "outside", _OUTSIDE)
         aggregate = check_simulation(self.simulation)
+        y = self._check_fit_input(X, y)
         X_arr, y_raw, Xq, yq = check_fit_data(
             X, y, X_public, y_public, check_labels=check_class_labels
         )
@@ -195,7 +196,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
 
     # -- prediction (post-processing: no privacy cost) -------------------------------------------
     def _route(self, X: Any) -> tuple[IntArray, BoolArray]:
-        self._check_fitted("leaf_eta_")
+        self._check_fitted("leaf_eta_", X)
         cells, inside = route(X, self.n_features_in_, self.scaler_, self.partition_)
         if self.outside == "zero":
             return cells, inside
@@ -221,7 +222,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
 
 
 class LPCTClassifier(_LPCTBase):
-    """Locally private classification tree with public data (LPCT; paper §3-4, spec §4.2).
+    """Locally private classification tree with public data (LPCT; paper §3-4).
 
     ``eta^_k(x) = (V^_jk + lam V^Q_jk) / (U^_j + lam U^Q_j)`` for ``x`` in cell ``A_j``; predicts
     ``argmax_k``. ``lam = 0`` is **LPCT-P** (private only), ``lam = inf`` is **LPCT-Q** (public
@@ -235,7 +236,7 @@ class LPCTClassifier(_LPCTBase):
     max_depth:
         Depth of the partition.
     min_samples_leaf, min_samples_split:
-        Public-count stopping rules of the partition (spec §2.2).
+        Public-count stopping rules of the partition.
     lam:
         ``lambda in [0, inf]``: weight of a public point relative to a private one. The paper
         tunes it on a grid (oracle, non-private in its experiments); it is not chosen here.
@@ -255,7 +256,7 @@ class LPCTClassifier(_LPCTBase):
         carry per-class counts; its ``epsilon`` must equal ``epsilon``.
     simulation:
         ``"per_holder"`` (the protocol: every holder's report is drawn and aggregated) or
-        ``"aggregate"`` (experiments: per-cell sums drawn in law, spec §3.5; see the mechanism).
+        ``"aggregate"`` (experiments: per-cell sums drawn in law; see the mechanism).
     outside:
         Points outside the public feature box: ``"clamp"`` (routed to the boundary cell) or
         ``"zero"`` (predict ``classes_[0]``, the papers' rule).
@@ -372,7 +373,7 @@ class LPCTClassifier(_LPCTBase):
 
 class LPCTPrunedClassifier(_LPCTBase):
     """LPCT-prune: one release on a deep max-edge tree, then per-leaf data-driven depth and
-    ``lambda`` (paper §5, Algorithm 2; spec §5; rules in :mod:`ldptree.estimators._prune`).
+    ``lambda`` (paper §5, Algorithm 2; rules in :mod:`ldptree.estimators._prune`).
 
     Binary classification only (the statistic is ``|eta - 1/2|``); public labels are required.
 

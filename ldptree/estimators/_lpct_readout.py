@@ -1,4 +1,4 @@
-"""LPCT read-out: the lambda-weighted combination of private and public cell counts (spec §4.2).
+"""LPCT read-out: the lambda-weighted combination of private and public cell counts.
 
 For cell ``A_j`` and class ``k``, with private estimates ``U^_j`` (count) and ``V^_jk`` (class-k
 count) and public counts ``U^Q_j``, ``V^Q_jk``,

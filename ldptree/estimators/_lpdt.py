@@ -1,10 +1,10 @@
-"""LPDT: the locally private decision tree for regression (LPDT paper, Algorithm 1; spec §4.1).
+"""LPDT: the locally private decision tree for regression (LPDT paper, Algorithm 1).
 
 A composition, not a code path of its own:
 
 * **Partitioner** (public data only): the max-edge rule (``rule="max_edge"``, LPDT-M), the CART
-  rule (``rule="cart"``, LPDT-V: variance reduction at 10 quantile thresholds per feature, spec
-  §2.6), the random max-edge rule, or any :class:`~ldptree.protocols.Partitioner`; features are
+  rule (``rule="cart"``, LPDT-V: variance reduction at 10 quantile thresholds per feature), the
+  random max-edge rule, or any :class:`~ldptree.protocols.Partitioner`; features are
   min-max scaled on public data.
 * **Mechanism**: :class:`~ldptree.mechanisms.RRLaplaceMechanism` with budget split ``rho``, or any
   mechanism passed as ``mechanism``.
@@ -182,6 +182,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
+        y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
         partitioner = self._partitioner()
         bound = resolve_label_bound(self.label_bound, yq)
@@ -228,7 +229,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> FloatArray:
         """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""
-        self._check_fitted("leaf_values_")
+        self._check_fitted("leaf_values_", X)
         cells, inside = route(X, self.n_features_in_, self.scaler_, self.partition_)
         pred = self.leaf_values_[cells]
         if self.outside == "zero":

@@ -1,4 +1,4 @@
-"""The one-round protocol shared by every tree estimator (DESIGN.md, steps 1-3).
+"""The one-round protocol shared by every tree estimator (partition, privatize, aggregate).
 
 ``check_fit_data`` validates private and public inputs together; ``run_round`` routes the private
 rows through the published partition, lets each holder's record pass through the mechanism (the
@@ -88,7 +88,7 @@ def resolve_label_bound(label_bound: Any, y_public: FloatArray | None) -> tuple[
     return check_label_bound((lo, hi), "label_bound (from the range of y_public)")
 
 
-#: How a fit runs its private round: the protocol, or its in-law simulation (spec §3.5).
+#: How a fit runs its private round: the protocol, or its in-law simulation.
 SIMULATIONS = ("per_holder", "aggregate")
 
 
@@ -114,7 +114,7 @@ def run_round(
     exact integers, so the result does not depend on the chunking. A mechanism's optional
     ``privatize_summarize`` (equal to ``summarize(privatize(...))``) is used when present.
 
-    ``aggregate=True`` is a *simulation* of the round (spec §3.5): the rows are routed chunk by
+    ``aggregate=True`` is a *simulation* of the round: the rows are routed chunk by
     chunk as usual, but the mechanism's ``simulate_summary`` then draws the summed reports of all
     holders at once. It sees the whole private sample (the protocol never does) and is exact in
     law only as far as that mechanism documents; use it for experiments.

@@ -1,13 +1,13 @@
-"""LPCT-prune: data-driven depth and lambda per leaf (LPCT paper §5, Algorithm 2; spec §5).
+"""LPCT-prune: data-driven depth and lambda per leaf (LPCT paper §5, Algorithm 2).
 
 One release on a deep partition (depth ``p_max``), then, for every leaf, a Lepski-type walk up its
 ancestors: stop at the deepest node whose estimate is confidently on one side of 1/2, with
 ``lambda`` chosen per node to maximise that confidence. Binary labels only (the statistic is
 ``|eta - 1/2|``).
 
-Node aggregates (spec §5.2) are sums over the node's leaves: ``U_P, V_P`` (private estimates of
+Node aggregates are sums over the node's leaves: ``U_P, V_P`` (private estimates of
 the count and class-1 count), ``U_Q, V_Q`` (public counts), ``s_P = V_P/U_P - 1/2``,
-``s_Q = V_Q/U_Q - 1/2``. For a node at depth ``k`` with ``a = p_max - k`` (spec §5.6 [R]: absolute
+``s_Q = V_Q/U_Q - 1/2``. For a node at depth ``k`` with ``a = p_max - k`` (ours: absolute
 depths, not the reference's leaf-relative ``a``):
 
     c2 = ln(n_P + n_Q) + k + 1,   c2Q = ln(n_Q) + k + 1,
@@ -26,13 +26,13 @@ end (private only / public only) otherwise; the public-only end uses ``c2Q``:
 
 Two rules for the private side (``prune_rule``):
 
-* ``"reference"`` (the code, spec §5.3, without its statefulness, §5.6.2-3): in this order,
+* ``"reference"`` (the code, without its statefulness): in this order,
   ``U_Q = 0 -> eta = 1/2, T = 0``; ``U_P <= 0`` or ``V_P <= 0`` -> public only; ``V_P > U_P`` ->
   ``s_P := 1/2``, ``V_P := U_P`` (ratio truncated at 1, ``v = u``); otherwise ``u > U_P`` -> public
   only, else ``v = U_P``; then the closed form, replaced by public only when ``T_Q`` is larger.
   With these constants ``u > U_P`` at almost every node for ``eps <= 8``, so private data enters
-  only through the asymmetric ``V_P > U_P`` branch (spec §5.6.1).
-* ``"corrected"`` (ours, the default; spec §5.6 [R]): private data are never discarded for being
+  only through the asymmetric ``V_P > U_P`` branch.
+* ``"corrected"`` (ours, the default): private data are never discarded for being
   noisy; they are weighted. ``v = u_m + U_P``: the privacy proxy with ``2^a`` replaced by the
   number ``m`` of leaves below the node (equal for full trees; the node's sums carry ``m n_P``
   Laplace draws) plus the sampling-variance proxy ``U_P`` (the same proxy the reference uses for
@@ -40,7 +40,7 @@ Two rules for the private side (``prune_rule``):
   -> public only; ``U_Q = 0`` -> private only; otherwise the best of the closed form, private only
   and public only.
 
-Walk (spec §5.4, LPCT v1 ``7f81694`` semantics: one release at the full ``eps``, no refit): from
+Walk (LPCT v1 ``7f81694`` semantics: one release at the full ``eps``, no refit): from
 each leaf up to depth ``min_depth``, the first node with ``T >= 1`` gives the leaf's estimate; if
 none does, the visited node with the largest ``T`` (the deepest on ties). Every node's statistic is
 a pure function of its subtree's original leaf sums (no double counting, no state).

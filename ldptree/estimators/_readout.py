@@ -1,4 +1,4 @@
-"""Read-outs: per-cell predictions from debiased cell estimates (LPDT paper eq. (5), spec §4.1).
+"""Read-outs: per-cell predictions from debiased cell estimates (LPDT paper eq. (5)).
 
 ``f_j = s^_j / c^_j`` for cells whose estimated private count is large enough; otherwise the
 cell falls back to a public estimate (the reference predicts the public leaf mean). The reference

@@ -7,7 +7,7 @@ Example (every key but ``sources`` and ``methods`` optional; paths relative to t
     reps = 10
     epsilons = [2, 4, 8]
     methods = ["lpdt-m"]
-    data_dir = "../shared/data"          # else $LDPTREE_DATA
+    data_dir = "data"                    # else $LDPTREE_DATA
     out = "results/red-wine-depth"       # else --out
 
     [[sources]]                          # a manifest dataset, random public:train:test split
@@ -32,7 +32,8 @@ Example (every key but ``sources`` and ``methods`` optional; paths relative to t
     # validation_fraction = 0.2; training = "disjoint"     (private mode)
     # params = { max_depth = 3 }                           (fixed mode)
 
-Unknown keys are errors (a typo must not silently change an experiment).
+Unknown keys are errors (a typo must not silently change an experiment). Every key is described
+in the documentation page "Experiment configuration" (``docs/configuration.md``).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Parameter grids of the papers' experiments as named presets (spec §7.2-7.3).
+"""Parameter grids of the papers' experiments as named presets.
 
 A :class:`Grid` is an ordered product of axes ``((parameter, values), ...)``; :meth:`Grid.points`
 enumerates it with the *last* axis varying fastest, so ``grid_index`` is stable. Parameter names
@@ -6,13 +6,13 @@ are the estimators' constructor keywords (``max_depth``, ``min_samples_leaf``,
 ``min_samples_split``, ``budget_split``, ``lam``). Presets whose grid depends on the number of
 private training rows take ``n_private``.
 
-Presets (source in brackets, as in the spec):
+Presets (source in brackets: [P] the paper, [C] the authors' code):
 
 * ``lpdt-real`` [P D.1]: ``n_l in {2,5,10,20,40,60,80,100,120,140,160}``, ``s in {1,2,3,4}``,
   ``rho in {0.3,0.5,0.7}`` (132 points); ``lpdt-taxi``: the same with ``s in {4,6,8,10}``.
 * ``lpdt-synthetic`` [C simulation.py]; ``lpdt-depth`` and ``lpdt-leaf`` [P §4.1, Figure 2].
 * ``lpdt-private``: ours, a small grid for private tuning (its noise grows with the grid size
-  ``k``, spec §7.1, and each candidate is trained on ``1/k`` of the holders): depths 1-3 with
+  ``k``, and each candidate is trained on ``1/k`` of the holders): depths 1-3 with
   ``n_l = 40`` public points per leaf, so the number of cells stays proportional to the public,
   hence the private, sample size, and the read-out guard ``min_private_ratio="auto"`` (public
   leaf mean where a debiased count is within two noise sd of zero); ``lpdt-quick``: two points
@@ -24,7 +24,7 @@ Presets (source in brackets, as in the spec):
   ``lpct-table-p`` (ours: ``lpct-real`` coarsened, leaf sizes ``4^i`` and lambda in
   ``{0.1, 1, 10, 100, 1000}``; ``reproduce lpct-table``'s default, for run time).
 
-Baseline grids, with the parameter names their estimators define (spec §7.3):
+Baseline grids, with the parameter names their estimators define:
 
 * ``phist-real`` [P]: ``num_cell in {4, 3, 2, 1}`` (``h = 1 / num_cell``), ``truncation in
   {0.01, 0.05}``; with ``d > 21`` only ``num_cell = 1`` (the paper's "h = 1 when d > 21"; a
@@ -158,7 +158,7 @@ _DEPENDENT: dict[str, Callable[[int], Grid]] = {"lpct-real": _lpct_real}
 
 
 # -- baselines (issue 5): PHIST/APHIST, DECONV, DT, CT ------------------------------------------
-#: PHIST/APHIST use a single cell when d exceeds this (spec §7.3: "h = 1 if d > 21").
+#: PHIST/APHIST use a single cell when d exceeds this (the authors' rule "h = 1 if d > 21").
 PHIST_MAX_SPLIT_DIM = 21
 
 

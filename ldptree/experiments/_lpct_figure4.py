@@ -1,7 +1,7 @@
 """``ldptree reproduce lpct-figure4``: LPCT vs LPCT-P vs LPCT-Q on the gamma = 0.5 pair (LPCT
 Figure 4a) and accuracy against the public sample size ``n_Q`` (LPCT Figure 6).
 
-Protocol (spec §8.2, §7.3): per repetition ``r`` draw ``n_P`` private points from P, ``n_Q``
+Protocol: per repetition ``r`` draw ``n_P`` private points from P, ``n_Q``
 public points from Q (relative signal exponent ``gamma``) and 2000 test points from P
 (``make_lpct_pair(..., rng=seed + r)``); for every budget and grid point (depth, ``n_l``) grow the
 max-edge partition (Gini) on the public data, collect one release and read out every lambda of the
@@ -10,7 +10,7 @@ intermediate lambda. LPCT-prune (corrected and reference rules) uses its default
 ``n_l in {1, 5}``.
 
 Selection is the paper's oracle: the grid point with the best mean test accuracy over the
-repetitions (not private; spec §0.6). Because the oracle favours the method with the larger grid
+repetitions (not private). Because the oracle favours the method with the larger grid
 (LPCT picks among 17 lambdas), the selected configurations are re-run on ``holdout_reps`` fresh
 repetitions (seeds ``seed + 1000 + i``), which removes the selection bias. The ``n_Q`` curve
 (Figure 6) repeats the oracle at one budget for several ``n_Q``.

@@ -1,4 +1,4 @@
-"""``ldptree reproduce lpct-table``: the LPCT paper's real-data protocol (Table 2, spec §8.2, §9.2).
+"""``ldptree reproduce lpct-table``: the LPCT paper's real-data protocol (Table 2).
 
 Every source has a *fixed* public file and a private file; each repetition splits the private
 file 80 % training / 20 % test (``GivenPublicSplit``, the authors' ``train_test_split(test_size=
@@ -7,7 +7,7 @@ file 80 % training / 20 % test (``GivenPublicSplit``, the authors' ``train_test_
 * ``diabetes``: the authors' files ``diabetes_pub.csv`` (200 rows) and ``diabetes_pri.csv``
   (2568 rows; ``n_P = 2054``), as in the paper.
 * ``rice``: the paper's *runs* have ``n_P = 240`` and ``n_Q = 3510`` (its text says the opposite,
-  "300 random public samples"; spec §9.2 flags the files as swapped). We follow the runs, since
+  "300 random public samples"). We follow the runs, since
   those produced the published numbers: 300 random rows are the private file, the other 3510 the
   public file.
 * ``adult-census``: the paper's "Census" (``n_P = 3144``, ``n_Q = 41292``, public = US natives)
@@ -45,7 +45,7 @@ from ldptree.experiments._seeds import derive_rng
 from ldptree.experiments._splits import GivenPublicSplit
 from ldptree.experiments._tuning import OracleTuning, PrivateTuning, Tuning
 
-#: the paper's three budgets (blocks A, B uncertain: spec §9.2)
+#: the paper's three budgets (blocks A, B uncertain in the paper's table)
 PAPER_EPSILONS = (0.5, 2.0, 8.0)
 LPCT_FAMILY = ("lpct-m", "lpct-v", "lpct-prune-m", "lpct-prune-v", "lpdt-c")
 #: the paper's other columns, included when registered (they arrive with the baselines branch)

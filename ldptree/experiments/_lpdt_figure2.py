@@ -1,4 +1,4 @@
-"""``ldptree reproduce lpdt-figure2``: the LPDT paper's Figure 2 (spec §8.1, §7.3 "LPDT analyses").
+"""``ldptree reproduce lpdt-figure2``: the LPDT paper's Figure 2.
 
 Source: the reference simulation's generator ``X ~ Uniform[0, 1]`` (d = 1), ``Y = sin(16 X) +
 N(0, 1)`` (so the Bayes MSE is 1), 2000 public, 6000 private training and 2000 test points per
@@ -7,7 +7,7 @@ repetition, 20 repetitions. Three runs of the protocol runner, each tuned by the
 * (a) test MSE vs depth ``s in {2..6}`` (``n_l = 10``) for ``eps in {3, 4, 6, 8}``;
 * (b) test MSE vs ``n_l in {15, 25, ..., 135}`` (depth 4) for ``eps in {3, 4, 6, 8}``;
 * (c) test MSE vs ``eps in {2, ..., 10}``, best of the depth grid per ``eps``, next to the means
-  of the authors' shipped run (``results/epsilon_mse.csv``, spec §8.1; CV-tuned, same generator).
+  of the authors' shipped run (``results/epsilon_mse.csv``; CV-tuned, same generator).
 
 Curves are means over repetitions with (0.1, 0.9) quantile bands. ``quick``: 2 repetitions,
 100/500/200 points, two points per grid, eps 8 for the curves and {2, 8} for (c).
@@ -30,7 +30,7 @@ from ldptree.experiments._splits import SyntheticSource
 from ldptree.experiments._summary import param_curve, summarize
 from ldptree.experiments._tuning import OracleTuning
 
-#: mean test MSE by epsilon of the authors' shipped run (spec §8.1)
+#: mean test MSE by epsilon of the authors' shipped run
 REFERENCE_MSE = {
     2: 1.748,
     3: 1.544,

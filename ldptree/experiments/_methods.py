@@ -109,7 +109,7 @@ LPDT_M = MethodSpec("lpdt-m", "regression", lpdt_max_edge, "lpdt-real", "LPDT-M"
 LPDT_V = MethodSpec("lpdt-v", "regression", lpdt_cart, "lpdt-real", "LPDT-V", paper_key="V")
 
 # -- baselines (issue 5): private competitors and non-private references ------------------------
-# The histograms run the in-law aggregate simulation (spec §3.5): the per-holder protocol costs
+# The histograms run the in-law aggregate simulation: the per-holder protocol costs
 # O(n num_cell^d) per fit, which made the paper's grid unaffordable (3^8 cells: 27 s per fit).
 _AGGREGATE = {"simulation": "aggregate"}
 PHIST = MethodSpec(
@@ -173,7 +173,7 @@ BASELINE_METHODS = (PHIST, APHIST, DECONV, DECONV_RAW, DT, DT_PUB, CT_W, CT_Q)
 # --- classification baselines (issue #5): phist-c, pglm, psgd-l, psgd-n -------------------------
 # Paper keys name the LPCT Table 2 columns in _published.py.
 
-#: The LPCT experiments' PHIST skip rule: ``num_cell^d <= 2^30`` and ``d < 32`` (spec §6.1, §7.3).
+#: The LPCT experiments' PHIST skip rule: ``num_cell^d <= 2^30`` and ``d < 32``.
 PHIST_PAPER_MAX_CELLS = 2**30
 PHIST_PAPER_MAX_FEATURES = 31
 
@@ -230,8 +230,8 @@ CLASSIFICATION_BASELINES = (PHIST_C, PGLM, PSGD_L, PSGD_N)
 # --- end classification baselines -----------------------------------------------------------------
 
 
-# --- LPCT family (LPCT Table 2, spec §4.2, §5, §7.3) -------------------------------------------
-# The LPCT runs use ``simulation="aggregate"``: per-cell noise sums drawn in law (spec §3.5),
+# --- LPCT family (LPCT Table 2) -------------------------------------------
+# The LPCT runs use ``simulation="aggregate"``: per-cell noise sums drawn in law,
 # the same distribution of estimates as the per-holder protocol at O(cells) cost, which is what
 # makes the paper's 1800-point oracle grid affordable.
 
@@ -302,7 +302,7 @@ LPCT_PRUNE_V = MethodSpec(
     paper_key="prune-V",
 )
 # LPDT for classification = LPCT-P: lambda = 0 (private counts only), on the LPCT-M grid minus
-# lambda (spec §7.3, reference ``LPCT_original``)
+# lambda (reference ``LPCT_original``)
 LPDT_C = MethodSpec(
     "lpdt-c",
     "classification",

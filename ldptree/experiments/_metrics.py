@@ -1,4 +1,4 @@
-"""Test metrics and the per-holder losses private tuning releases (spec §7.1).
+"""Test metrics and the per-holder losses private tuning releases.
 
 * regression: ``MSE = (1/n) sum_i (f(X_i) - Y_i)^2`` (lower is better); a validation holder's
   loss is ``(f(X_i) - Y_i)^2`` clipped to ``[0, B]`` with ``B = (hi - lo)^2 = 4 M^2`` for the

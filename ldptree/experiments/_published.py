@@ -1,10 +1,10 @@
-"""Published numbers of the LPDT paper (Table 2 + Table 5, spec §9.1), for comparison columns.
+"""Published numbers of the LPDT paper (Table 2 + Table 5), for comparison columns.
 
 Average test MSE over 50 repetitions; ``M`` = LPDT-M, ``V`` = LPDT-V, ``A`` = APHIST,
 ``P`` = PHIST, ``D`` = DECONV, ``DT`` = the non-private tree (epsilon-free). A trailing ``*`` in
 the source marks a result the paper reports as significantly better (Wilcoxon signed-rank, 0.05);
 ``-`` marks a run that ran out of memory. The epsilon 4 and 8 rows were reconstructed from an
-OCR-garbled copy by column alignment (spec note). The table text below is the spec's, verbatim;
+OCR-garbled copy by column alignment. The table text below is that reconstruction, verbatim;
 :data:`LPDT_DATASETS` maps the paper's abbreviations to the manifest names of the shared data.
 """
 
@@ -128,7 +128,7 @@ def lpdt_published(dataset: str, column: str, epsilon: float | None) -> Publishe
     return LPDT_PUBLISHED.get((dataset, column, epsilon))
 
 
-# --- LPCT Table 2 (spec §9.2) -----------------------------------------------------------------
+# --- LPCT Table 2 -----------------------------------------------------------------
 # Mean test accuracy over 20 repetitions, best grid point by mean test accuracy (oracle), stored
 # as a fraction (the paper prints x10: 8.346 = 0.8346). Block C is epsilon = 8 (its rank sums
 # match the authors' notebook run at epsilon = 8). Blocks A and B are two smaller budgets whose

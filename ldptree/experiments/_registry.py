@@ -5,7 +5,7 @@ are fixed for it (``rule="cart"`` makes LPDT-V), its task, its default grid pres
 label it. The runner calls ``spec.build(epsilon, params, seed)``, i.e.
 ``factory(epsilon=epsilon, random_state=seed, **fixed, **params)``, then
 ``fit(X, y, X_public=..., y_public=...)`` and ``predict(X)``: the scikit-learn-style contract of
-every ldptree estimator (DESIGN.md), so any estimator following it can be registered.
+every ldptree estimator, so any estimator following it can be registered.
 
 A :class:`MethodRegistry` is immutable; ``registry.with_method(spec)`` returns an extended copy,
 and the default registry lists the built-in methods (:mod:`._methods`). A method whose code has

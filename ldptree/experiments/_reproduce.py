@@ -1,9 +1,9 @@
-"""``ldptree reproduce lpdt-table``: the LPDT paper's real-data protocol (Table 2/5, spec §8.1).
+"""``ldptree reproduce lpdt-table``: the LPDT paper's real-data protocol (Table 2/5).
 
 Each regression dataset of the manifest is split ``public : train : test = 1 : 7 : 2`` at random
 in every repetition; LPDT-M and LPDT-V are fitted for each
 epsilon and tuned either by the papers' *oracle* (grid ``lpdt-real``, 132 points, best mean test
-MSE; not private) or by *private* validation (grid ``lpdt-private``, spec §7.1). ``quick`` uses
+MSE; not private) or by *private* validation (grid ``lpdt-private``). ``quick`` uses
 the 2-point grid ``lpdt-quick``, 3 repetitions, epsilon 2 and (unless datasets are named) the two
 smallest regression datasets, for smoke tests.
 """

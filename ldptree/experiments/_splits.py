@@ -2,16 +2,16 @@
 
 A *data source* draws one :class:`Split` per repetition from a NumPy generator:
 
-* :class:`RandomSplit` (LPDT real data, spec §8.1): a random permutation of one dataset cut in
+* :class:`RandomSplit` (LPDT real data): a random permutation of one dataset cut in
   proportions ``public : train : test`` (``1 : 7 : 2``); public and test sizes are
   ``floor(n r / sum r)``, training gets the rest.
-* :class:`GivenPublicSplit` (LPCT real data, spec §8.2): the public rows are a fixed file; the
+* :class:`GivenPublicSplit` (LPCT real data): the public rows are a fixed file; the
   private file is split into training and test (``test_fraction = 0.2``).
 * :class:`SyntheticSource`: fresh draws from a generator ``(n, rng) -> (X, y)`` (LPDT Figure 2).
 
 :func:`impute_from_public` then fills missing features with *public* column medians, so no
 statistic of private or test rows enters the pipeline. Scaling is not done here: estimators fit
-the min-max box on the public rows themselves (spec §1.1).
+the min-max box on the public rows themselves.
 """
 
 from __future__ import annotations

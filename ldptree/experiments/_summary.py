@@ -1,7 +1,7 @@
 """From run rows to per-(dataset, epsilon, method, tuning) results, as the papers report them.
 
 * ``oracle`` rows: the grid point with the best *mean* test score over the repetitions is chosen
-  (the LPCT notebook's rule, spec §7.2), and its per-repetition scores are the entry's values;
+  (the LPCT notebook's rule), and its per-repetition scores are the entry's values;
 * ``private`` and ``fixed`` rows: the selected model of each repetition.
 
 ``param_curve`` gives, for one parameter, the best mean score at each of its values (the other

@@ -1,12 +1,12 @@
 """Tuning modes: how a cell (method, dataset, epsilon, repetition) turns a grid into results.
 
 * :class:`FixedParams`: one fit with given parameters; every holder releases once (``eps``).
-* :class:`OracleTuning` (the papers' practice, spec §0.6 and §7.2): every grid point is fitted on
+* :class:`OracleTuning` (the papers' practice): every grid point is fitted on
   all training holders and scored on the test set; tables pick the grid point with the best mean
   test score over repetitions (the LPCT notebook's rule). **Not private**: choosing by test score
   is optimistic, and ``k`` fits on the same holders would cost each of them ``k eps``; every row
   says so (``private_pipeline = False``, ``holder_epsilon = k eps``).
-* :class:`PrivateTuning` (spec §7.1): a fraction of the training holders becomes validation
+* :class:`PrivateTuning`: a fraction of the training holders becomes validation
   holders, who release their ``k`` clipped losses with Laplace noise (:mod:`._private_validation`);
   the curator keeps the model with the smallest noisy validation loss. With
   ``training="disjoint"`` (default) the remaining holders are split into ``k`` groups, one per

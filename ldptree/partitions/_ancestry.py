@@ -1,6 +1,6 @@
 """Navigating a fitted partition upwards: parents, depths, subtree sums and leaf ancestors.
 
-Read-outs that look at internal nodes (LPCT-prune, spec §5) aggregate leaf statistics over
+Read-outs that look at internal nodes (LPCT-prune) aggregate leaf statistics over
 subtrees. Everything here loops over nodes (at most ``2^(s+1)``, public structure), never over data.
 """
 

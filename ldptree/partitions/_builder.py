@@ -1,6 +1,6 @@
 """Top-down growth of a partition on public data, shared by every splitting rule.
 
-Stopping rules (spec §2.2, the reference builder): a node holding ``m`` public points at depth
+Stopping rules (the reference builder): a node holding ``m`` public points at depth
 ``s`` becomes a leaf when ``m <= min_samples_split``, when ``s >= max_depth``, or when its rows
 ``[x | y]`` take at most ``min_samples_split`` distinct values. Otherwise the rule proposes an
 ordered list of candidate splits and the first whose two children both keep at least
@@ -219,7 +219,7 @@ class TreeRule:
 
 
 def rank_candidates(deltas: FloatArray, threshold: float) -> list[int]:
-    """Indices of the candidates the reference tries, best first (spec §2.3, §2.6).
+    """Indices of the candidates the reference tries, best first.
 
     Candidates are sorted by ``Delta`` descending (stable, so ties keep their order), those with
     ``Delta < threshold`` are dropped, and only the first ``max(1, floor((|kept| + 5) / 10))`` are

@@ -1,4 +1,4 @@
-"""Split criteria: the impurity reduction of splitting a cell's public labels in two (spec §2.4).
+"""Split criteria: the impurity reduction of splitting a cell's public labels in two.
 
 For labels ``y`` of the ``m`` public points in a cell and a split into ``y_L``/``y_R``,
 

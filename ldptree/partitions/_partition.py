@@ -2,7 +2,7 @@
 
 A partition of the unit cube ``[0, 1]^d`` is a binary tree. Node ``i`` with ``left[i] >= 0`` splits
 on feature ``feature[i]`` at ``threshold[i]``: rows with ``x[feature] < threshold`` go to
-``left[i]``, the others to ``right[i]`` (the reference code's convention, spec §2.1). Leaves carry
+``left[i]``, the others to ``right[i]`` (the reference code's convention). Leaves carry
 ``leaf_id[i] in 0..L-1``; internal nodes carry ``-1``. ``lower``/``upper`` hold each node's box.
 
 ``cells(X)`` walks all rows down the tree together, one gather per level, so its cost is

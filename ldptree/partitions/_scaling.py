@@ -1,4 +1,4 @@
-"""Min-max scaling to ``[0, 1]^d`` estimated from public data only (spec §1.1).
+"""Min-max scaling to ``[0, 1]^d`` estimated from public data only.
 
 Per feature ``k`` the box is ``[lo_k, hi_k]`` with ``lo_k = min_i X^Q_ik`` and
 ``hi_k = max_i X^Q_ik`` (optionally widened by ``margin * (hi_k - lo_k)`` on each side), and a

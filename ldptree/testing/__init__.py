@@ -1,19 +1,61 @@
 """Helpers for property tests of mechanisms and estimators, for users' own test suites.
 
-Requires the ``dev`` extra (hypothesis).
+* :func:`assert_ldp` and :func:`assert_unbiased` / :func:`debiased_runs` check a mechanism's
+  privacy and unbiasedness (NumPy and SciPy only);
+* :func:`expected_failed_checks` lists the scikit-learn estimator checks that contradict local
+  privacy by design, with the reason;
+* the Hypothesis strategies (:func:`partitions`, :func:`budgets`, :func:`records`, ...) need
+  ``hypothesis``: ``pip install 'ldptree[testing]'`` (the ``dev`` extra has it too). Importing
+  ``ldptree.testing`` works without it; using a strategy then raises an ``ImportError`` saying so.
 """
 
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from ldptree.testing._ldp import assert_ldp
-from ldptree.testing._strategies import (
-    budget_splits,
-    budgets,
-    label_bounds,
-    labelled_cells,
-    partitions,
-    records,
-    rr_laplace_mechanisms,
-)
+from ldptree.testing._sklearn import expected_failed_checks
 from ldptree.testing._unbiased import assert_unbiased, debiased_runs
+
+if TYPE_CHECKING:
+    from ldptree.testing._strategies import (
+        budget_splits,
+        budgets,
+        label_bounds,
+        labelled_cells,
+        partitions,
+        records,
+        rr_laplace_mechanisms,
+    )
+
+_STRATEGIES = frozenset(
+    {
+        "budget_splits",
+        "budgets",
+        "label_bounds",
+        "labelled_cells",
+        "partitions",
+        "records",
+        "rr_laplace_mechanisms",
+    }
+)
+
+
+def __getattr__(name: str) -> Any:
+    """The Hypothesis strategies, imported on first use (hypothesis is an optional extra)."""
+    if name not in _STRATEGIES:
+        raise AttributeError(f"module 'ldptree.testing' has no attribute {name!r}")
+    try:
+        from ldptree.testing import _strategies
+    except ModuleNotFoundError as err:
+        if err.name != "hypothesis":
+            raise
+        raise ImportError(
+            f"ldptree.testing.{name} is a Hypothesis strategy and needs the 'hypothesis' "
+            "package: pip install 'ldptree[testing]' (or the 'dev' extra)"
+        ) from err
+    return getattr(_strategies, name)
+
 
 __all__ = [
     "assert_ldp",
@@ -21,6 +63,7 @@ __all__ = [
     "budget_splits",
     "budgets",
     "debiased_runs",
+    "expected_failed_checks",
     "label_bounds",
     "labelled_cells",
     "partitions",

@@ -78,7 +78,7 @@ class PerCellReport(NamedTuple):
 
 @attrs.frozen
 class NoisyLabelPerCell(RRLaplaceMechanism):
-    """One noisy label per cell instead of per holder (the reference code's bug, spec §0.4)."""
+    """One noisy label per cell instead of per holder (the reference code's bug)."""
 
     def privatize(
         self, key: Any, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
@@ -282,7 +282,7 @@ class OneHotReport(NamedTuple):
 
 @attrs.frozen
 class LaplaceOneHot:
-    """LPCT-style (spec §3.3): Laplace(4/eps) on the cell one-hot U and on V = Y U, binary labels
+    """LPCT-style: Laplace(4/eps) on the cell one-hot U and on V = Y U, binary labels
     0/1; any other label is the null record U = V = 0."""
 
     epsilon: float

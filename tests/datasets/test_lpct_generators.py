@@ -1,4 +1,4 @@
-"""The LPCT synthetic P/Q pairs (spec §8.2)."""
+"""The LPCT synthetic P/Q pairs."""
 
 from __future__ import annotations
 

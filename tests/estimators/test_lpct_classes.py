@@ -24,7 +24,7 @@ def test_public_labels_outside_declared_classes_are_an_error_naming_y_public() -
 
 
 def test_single_public_class_without_declared_classes_is_an_error() -> None:
-    with pytest.raises(ValueError, match=r"y_public.*single class.*classes="):
+    with pytest.raises(ValueError, match=r"y_public.*only one class.*classes="):
         resolve_classes(None, np.array([1, 1, 1]))
 
 

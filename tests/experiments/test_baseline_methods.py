@@ -1,4 +1,4 @@
-"""The baselines in the runner's default registry, and their grid presets (spec §7.3)."""
+"""The baselines in the runner's default registry, and their grid presets."""
 
 from __future__ import annotations
 

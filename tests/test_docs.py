@@ -1,0 +1,50 @@
+"""Every ```python block of README.md and docs/**/*.md runs as written.
+
+The blocks of one page share a namespace and run in order, in a temporary working directory (a
+block may write files). A block fenced as ```python and preceded by the line
+``<!-- no-test -->`` is skipped (for a sketch that cannot run on its own, e.g. it needs external
+data). Pages in ``SKETCH_PAGES`` are skipped whole until their blocks are made runnable or marked.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+#: Pages whose blocks are signatures with placeholder names (``mechanism``, ``lo``, ``hi``) and are
+#: not marked ``<!-- no-test -->`` yet (the page is being rewritten on another branch).
+SKETCH_PAGES = {"docs/privacy.md"}
+PAGES = [
+    page
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    if str(page.relative_to(ROOT)) not in SKETCH_PAGES
+]
+_BLOCK = re.compile(r"(<!-- no-test -->\n)?```python\n(.*?)```", flags=re.S)
+
+
+def python_blocks(page: Path) -> list[str]:
+    """The page's python blocks that are meant to run, in order."""
+    return [code for skip, code in _BLOCK.findall(page.read_text()) if not skip]
+
+
+PAGES_WITH_CODE = [p for p in PAGES if python_blocks(p)]
+
+
+def test_pages_with_code_are_found() -> None:
+    names = {p.name for p in PAGES_WITH_CODE}
+    assert {"README.md", "figure1.md", "sklearn-pipeline.md"} <= names
+
+
+@pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=lambda p: str(p.relative_to(ROOT)))
+def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("MPLBACKEND", "Agg")
+    namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
+    for index, code in enumerate(python_blocks(page)):
+        where = f"{page.relative_to(ROOT)} block {index + 1}"
+        exec(compile(code, where, "exec"), namespace)
+    assert os.getcwd() == str(tmp_path)
