@@ -11,10 +11,12 @@ from ldptree.mechanisms._kit import (
     NULL_LABEL,
     CellRelease,
     ClassLabels,
+    IndexRelease,
     KitMechanism,
     LabelRelease,
     RealLabels,
     cell_indicator,
+    debias_indicators,
     label_level,
     label_levels,
 )
@@ -30,7 +32,7 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelMechanism,
     LaplaceFeatureLabelReport,
 )
-from ldptree.mechanisms._noise import BitFlip, Geometric
+from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 
 __all__ = [
@@ -39,6 +41,8 @@ __all__ = [
     "CellRelease",
     "ClassLabels",
     "Geometric",
+    "IndexRelease",
+    "KaryResponse",
     "KitMechanism",
     "LabelRelease",
     "LaplaceCellClassMechanism",
@@ -51,6 +55,7 @@ __all__ = [
     "RRLaplaceReport",
     "RealLabels",
     "cell_indicator",
+    "debias_indicators",
     "label_level",
     "label_levels",
 ]

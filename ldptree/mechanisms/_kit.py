@@ -46,10 +46,11 @@ import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import check_int, to_label_bound
+from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.mechanisms._noise import BitFlip, Geometric, sample_noise
+from ldptree.mechanisms._exact import PRECISION_BITS
+from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, sample_noise
 from ldptree.mechanisms._random import holder_words, key_words, unit_halfopen
 from ldptree.mechanisms._records import check_first_holder, check_records
 from ldptree.protocols import CellEstimates
@@ -57,10 +58,12 @@ from ldptree.protocols import CellEstimates
 __all__ = [
     "CellRelease",
     "ClassLabels",
+    "IndexRelease",
     "KitMechanism",
     "LabelRelease",
     "RealLabels",
     "cell_indicator",
+    "debias_indicators",
     "label_level",
     "label_levels",
 ]
@@ -228,7 +231,76 @@ class LabelRelease:
         return (self.inputs,)
 
 
-Release = CellRelease | LabelRelease
+@attrs.frozen(eq=False)
+class IndexRelease:
+    """One coordinate: the index ``cell * per_cell + label_index[t]`` through k-ary randomized
+    response (:class:`KaryResponse`) over all ``k = n_cells * per_cell`` values, with budget
+    ``epsilon``. The report is one integer per holder (``O(log L)`` bits instead of ``L``); its
+    summary is the per-value count ``[L]`` (``[L, per_cell]``), and its cross sums with label
+    releases are per-value sums of their outputs.
+    """
+
+    name: str
+    epsilon: float = attrs.field(converter=to_epsilon)
+    label_index: np.ndarray[Any, np.dtype[np.int32]] | None = attrs.field(
+        default=None, converter=lambda v: None if v is None else _table(v)
+    )
+
+    @property
+    def width(self) -> int:
+        """Values per cell, ``per_cell``."""
+        return 1 if self.label_index is None else int(self.label_index.max()) + 1
+
+    def noise(self, n_cells: int) -> KaryResponse:
+        """The k-ary response over ``n_cells * per_cell`` values."""
+        return KaryResponse(self.epsilon, int(n_cells) * self.width)
+
+    def tables(self, size: int) -> tuple[np.ndarray[Any, Any], ...]:
+        if self.label_index is None:
+            return (np.zeros((size, 1), dtype=np.int32),)
+        return (self.label_index,)
+
+
+Release = CellRelease | LabelRelease | IndexRelease
+
+
+def _noise_of(r: Release, n_cells: int) -> Noise | KaryResponse:
+    return r.noise(n_cells) if isinstance(r, IndexRelease) else r.noise
+
+
+def _tables_of(r: Release, size: int) -> tuple[np.ndarray[Any, Any], ...]:
+    return r.tables(size) if isinstance(r, IndexRelease) else r.tables()
+
+
+def _abs_bound(r: Release) -> int:
+    """Largest absolute value a release's summary adds per report (index releases add counts)."""
+    return 1 if isinstance(r, IndexRelease) else r.noise.max_abs_output
+
+
+def debias_indicators(
+    noise: BitFlip | KaryResponse,
+    counts: Any,
+    n: int,
+    *,
+    labels: RealLabels | None = None,
+    cross: Any = None,
+    total: Any = None,
+) -> CellEstimates:
+    """Debiased counts (and label sums) from per-cell indicator releases.
+
+    Each holder's indicator of cell ``j`` has mean ``offset + slope 1{j = j_i}`` (``noise.offset``
+    and ``noise.slope``, exact for the realised law), so ``c^_j = (C_j - n offset) / slope``. With a
+    label release of levels ``t_i`` (unbiased codes ``S = sum_i code_i``, cross sums
+    ``S_j = sum_i 1_ij code_i``), ``sum_{i in j} t_i`` is estimated by ``(S_j - offset S) / slope``
+    and the label sum by ``lo c^_j + step (S_j - offset S) / slope``.
+    """
+    offset, slope = noise.offset, noise.slope
+    centred = np.asarray(counts, dtype=np.float64) - n * offset
+    if labels is None:
+        return CellEstimates(count=centred / slope, label_sum=np.zeros_like(centred), n=int(n))
+    levels = np.asarray(cross, dtype=np.float64) - offset * float(np.asarray(total))
+    label_sum = labels.bound[0] * centred + labels.step * levels
+    return CellEstimates(count=centred / slope, label_sum=label_sum / slope, n=int(n))
 
 
 #: Largest number of label levels :func:`label_levels` chooses.
@@ -244,7 +316,9 @@ def label_levels(epsilon: float) -> int:
 
 def cell_indicator(name: str, noise: Noise, labels: Labels) -> CellRelease:
     """The one-hot cell vector: input 1 in the record's cell and 0 elsewhere, whatever the label."""
-    return CellRelease(name, noise, on=np.ones(labels.size, np.int32), off=np.zeros(labels.size, np.int32))
+    return CellRelease(
+        name, noise, on=np.ones(labels.size, np.int32), off=np.zeros(labels.size, np.int32)
+    )
 
 
 def label_level(name: str, noise: Noise, labels: Labels) -> LabelRelease:
@@ -304,6 +378,14 @@ class KitMechanism:
         if not releases or len(set(names)) != len(names):
             raise ValueError(f"releases must be non-empty with distinct names, got {names}")
         for r in releases:
+            if isinstance(r, IndexRelease):
+                table = _tables_of(r, labels.size)[0]
+                if table.shape[0] != labels.size or table.min() < 0:
+                    raise ValueError(
+                        f"release {r.name!r}: label_index needs one non-negative entry per label "
+                        f"level ({labels.size})"
+                    )
+                continue
             domain = set(r.noise.inputs)
             for table in r.tables():
                 if table.shape[0] != labels.size:
@@ -318,14 +400,14 @@ class KitMechanism:
         return releases
 
     def _cross(self, releases: Sequence[Release]) -> tuple[tuple[int, int], ...]:
-        cells = [i for i, r in enumerate(releases) if isinstance(r, CellRelease)]
+        cells = [i for i, r in enumerate(releases) if isinstance(r, CellRelease | IndexRelease)]
         labels = [i for i, r in enumerate(releases) if isinstance(r, LabelRelease)]
         return tuple((i, k) for i in cells for k in labels)
 
     def _bound(self, releases: Sequence[Release], pair: tuple[int, int] | None) -> int:
         if pair is None:
-            return max(r.noise.max_abs_output for r in releases)
-        return releases[pair[0]].noise.max_abs_output * releases[pair[1]].noise.max_abs_output
+            return max(_abs_bound(r) for r in releases)
+        return _abs_bound(releases[pair[0]]) * _abs_bound(releases[pair[1]])
 
     @property
     def max_summary_rows(self) -> int:
@@ -341,13 +423,17 @@ class KitMechanism:
         cross = self._cross(releases)
         # The summary block is chosen from the shape buckets (a geometric noise's outputs are
         # below its padded table size), so nearby budgets share one compiled program.
-        bounds = [_static_bound(r.noise.static) for r in releases]
+        noises = [_noise_of(r, n_cells) for r in releases]
+        bounds = [
+            1 if isinstance(r, IndexRelease) else _static_bound(noise.static)
+            for r, noise in zip(releases, noises, strict=True)
+        ]
         largest = max([max(bounds)] + [bounds[i] * bounds[k] for i, k in cross])
         block = 1 << max(0, ((_FLOAT32_EXACT - 1) // largest).bit_length() - 1)
         spec = _Spec(
             labels=labels.static(),
-            kinds=tuple("cell" if isinstance(r, CellRelease) else "label" for r in releases),
-            noises=tuple(r.noise.static for r in releases),
+            kinds=tuple(_kind(r) for r in releases),
+            noises=tuple(noise.static for noise in noises),
             widths=tuple(r.width for r in releases),
             width=bucket(int(n_cells)),
             block=block,
@@ -355,8 +441,8 @@ class KitMechanism:
         )
         consts = (
             labels.constants(),
-            tuple(r.noise.constants() for r in releases),
-            tuple(tuple(_pad_rows(t) for t in r.tables()) for r in releases),
+            tuple(noise.constants() for noise in noises),
+            tuple(tuple(_pad_rows(t) for t in _tables_of(r, labels.size)) for r in releases),
         )
         return spec, consts
 
@@ -439,7 +525,7 @@ class KitMechanism:
             else:
                 a = jnp.pad(a, ((0, rows - n), (0, 0)))
             padded.append(a)
-        return self._stats(spec, _summarize(spec, tuple(padded)), n_cells)
+        return self._stats(spec, _summarize(spec, tuple(padded), np.int32(n)), n_cells)
 
     def _names(self) -> list[str]:
         return [r.name for r in self._checked_releases()]
@@ -458,7 +544,7 @@ class KitMechanism:
         names = self._names()
         out: dict[str, Any] = {}
         for i, s in enumerate(host[: len(names)]):
-            if spec.kinds[i] == "cell":
+            if spec.kinds[i] in ("cell", "index"):
                 s = s.reshape(spec.width, spec.widths[i])[:n_cells]
             out[names[i]] = _squeeze(s, spec.widths[i])
         for (i, k), s in zip(spec.cross, host[len(names) :], strict=True):
@@ -543,7 +629,9 @@ class KitMechanism:
         for r in releases:
             if isinstance(r, CellRelease):
                 blocks.append(
-                    CellBlock(r.name, r.noise.channel(), on=_row(r.on, labels), off=_row(r.off, labels))
+                    CellBlock(
+                        r.name, r.noise.channel(), on=_row(r.on, labels), off=_row(r.off, labels)
+                    )
                 )
             else:
                 blocks.append(LabelBlock(r.name, r.noise.channel(), inputs=_row(r.inputs, labels)))
@@ -561,6 +649,12 @@ class KitMechanism:
             return self._assemble(arrays)
 
         return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
+
+
+def _kind(r: Release) -> str:
+    if isinstance(r, IndexRelease):
+        return "index"
+    return "cell" if isinstance(r, CellRelease) else "label"
 
 
 def _pad_rows(table: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
@@ -588,6 +682,8 @@ def _squeeze(s: Any, width: int) -> Any:
 
 def _report_shape(spec: _Spec, i: int, n: int, n_cells: int) -> tuple[int, ...]:
     w = spec.widths[i]
+    if spec.kinds[i] == "index":
+        return (n,)
     if spec.kinds[i] == "cell":
         return (n, n_cells) if w == 1 else (n, n_cells, w)
     return (n,) if w == 1 else (n, w)
@@ -595,6 +691,8 @@ def _report_shape(spec: _Spec, i: int, n: int, n_cells: int) -> tuple[int, ...]:
 
 def _trim(out: Any, spec: _Spec, i: int, n: int, n_cells: int) -> Any:
     w = spec.widths[i]
+    if spec.kinds[i] == "index":
+        return out[:n, 0]
     if spec.kinds[i] == "cell":
         out = out.reshape(out.shape[0], spec.width, w)[:n, :n_cells]
     else:
@@ -602,8 +700,18 @@ def _trim(out: Any, spec: _Spec, i: int, n: int, n_cells: int) -> Any:
     return _squeeze(out, w)
 
 
-def _release_log_prob(r: Release, out: np.ndarray[Any, Any], cell: int, t: int, n_cells: int) -> float:
+def _release_log_prob(
+    r: Release, out: np.ndarray[Any, Any], cell: int, t: int, n_cells: int
+) -> float:
     """``sum_k log P(out_k | input_k)`` over one release's coordinates for level ``t``."""
+    if isinstance(r, IndexRelease):
+        noise = r.noise(n_cells)
+        index = cell * r.width + int(_tables_of(r, t + 1)[0][t, 0])
+        value = int(np.asarray(out).reshape(-1)[0])
+        if not 0 <= value < noise.k:
+            return -math.inf
+        count = noise.keep_count if value == index else noise.other_count
+        return math.log(count) - PRECISION_BITS * math.log(2.0) if count else -math.inf
     first = 0 if isinstance(r.noise, BitFlip) else -r.noise.margin
     if isinstance(r, CellRelease):
         out = out.reshape(n_cells, r.width).astype(np.int64)
@@ -649,7 +757,7 @@ def _outputs(
     n = cells.shape[0]
     counts = []
     for kind, noise, w in zip(spec.kinds, spec.noises, spec.widths, strict=True):
-        coords = spec.width * w if kind == "cell" else w
+        coords = {"cell": spec.width * w, "label": w, "index": 1}[kind]
         counts.append(_noise_words(noise, coords))
     label_words = 1 if spec.labels[0] == "real" else 0
     words = holder_words(key_data, first_holder, n, sum(counts) + label_words)
@@ -659,7 +767,10 @@ def _outputs(
     for i, (kind, noise, w) in enumerate(zip(spec.kinds, spec.noises, spec.widths, strict=True)):
         chunk = words[:, start : start + counts[i]]
         start += counts[i]
-        if kind == "cell":
+        if kind == "index":
+            offset = jnp.asarray(tables[i][0])[t][:, :1]  # [n, 1]
+            inputs = cells.astype(jnp.int32)[:, None] * w + offset
+        elif kind == "cell":
             on, off = (jnp.asarray(tab)[t] for tab in tables[i])  # [n, w]
             own = jnp.arange(spec.width)[None, :, None] == cells[:, None, None]
             inputs = jnp.where(own, on[:, None, :], off[:, None, :]).reshape(n, spec.width * w)
@@ -670,21 +781,39 @@ def _outputs(
 
 
 def _noise_words(noise: tuple[Any, ...], coords: int) -> int:
+    """32-bit words per holder for ``coords`` coordinates (``BitFlip.words`` and the others)."""
     if noise[0] == "bits":
         return -(-coords // 2) if noise[1] == 16 else coords * (noise[1] // 32)
     return 2 * coords
 
 
-def _sums(spec: _Spec, outs: Sequence[jax.Array]) -> tuple[jax.Array, ...]:
+def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax.Array, ...]:
     """Exact int32 sums: every release's column sums, then the cross sums of ``spec.cross``.
 
-    Cross sums are blocked float32 matmuls: each block's products and sums are integers below
-    ``2^24`` (``spec.block``), hence exact in float32; blocks are then added in int32 (exact below
-    ``max_summary_rows``).
+    ``valid`` (``bool[rows]``) marks real holders; padded rows of cell and label releases are zero
+    already, and an index release counts only valid rows. Cross sums of cell releases are blocked
+    float32 matmuls: each block's products and sums are integers below ``2^24`` (``spec.block``),
+    hence exact in float32; blocks are then added in int32 (exact below ``max_summary_rows``).
+    Index releases use segment sums (integer scatter-adds, exact).
     """
-    sums = [o.astype(jnp.int32).sum(axis=0) for o in outs]
+    sums = []
+    segments = []
+    for kind, w, out in zip(spec.kinds, spec.widths, outs, strict=True):
+        if kind == "index":
+            index = out[:, 0]
+            segments.append((index, spec.width * w))
+            sums.append(jax.ops.segment_sum(valid.astype(jnp.int32), index, spec.width * w))
+        else:
+            segments.append(None)
+            sums.append(out.astype(jnp.int32).sum(axis=0))
     for i, k in spec.cross:
-        lhs, rhs = outs[i], outs[k]
+        rhs = outs[k].astype(jnp.int32)
+        seg = segments[i]
+        if seg is not None:
+            weights = jnp.where(valid[:, None], rhs, 0)
+            sums.append(jax.ops.segment_sum(weights, seg[0], seg[1]).reshape(-1))
+            continue
+        lhs = outs[i]
         rows = lhs.shape[0]
         block = min(spec.block, rows)
         g = rows // block
@@ -701,8 +830,11 @@ def _privatize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
 
 
 @partial(jax.jit, static_argnums=(0,))
-def _summarize(spec: _Spec, outs: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
-    return _sums(spec, outs)
+def _summarize(
+    spec: _Spec, outs: tuple[jax.Array, ...], n_valid: jax.Array
+) -> tuple[jax.Array, ...]:
+    valid = jnp.arange(outs[0].shape[0]) < n_valid
+    return _sums(spec, outs, valid)
 
 
 @partial(jax.jit, static_argnums=(0,))
@@ -711,4 +843,4 @@ def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Arra
     outs = _outputs(spec, consts, *inputs)
     valid = jnp.arange(outs[0].shape[0]) < n_valid  # padding holders report nothing
     masked = tuple(jnp.where(valid[:, None], o, jnp.zeros_like(o)) for o in outs)
-    return _sums(spec, masked)
+    return _sums(spec, masked, valid)

@@ -11,6 +11,9 @@ is the law that is sampled:
   ``MIN_REALISED`` of the claim, so nothing is silently wasted. (Exception: 64-bit integers cannot
   realise a ratio above ``2^64``, so a single bit's budget above ``64 ln 2 ~ 44.4`` is realised as
   about 44.4: less privacy loss than claimed, never more.)
+* :class:`KaryResponse`: k-ary randomized response, ``out = (a + Z) mod k`` with
+  ``P(Z = 0) = T / 2^64`` and ``P(Z = z) = m / 2^64`` for each ``z != 0``, ``T + (k - 1) m = 2^64``
+  and ``m = ceil(2^64 / (e^eps + k - 1))`` (rounded up: the realised ratio ``T / m <= e^eps``).
 * :class:`Geometric`: ``out = clamp(a + Z, -margin, span + margin)`` for ``a in {0, ..., span}``,
   with ``Z`` the two-sided geometric ("discrete Laplace") law of
   :func:`~ldptree.mechanisms._exact.geometric_noise_law`, whose 64-bit counts are rounded so that
@@ -52,7 +55,7 @@ from ldptree.mechanisms._exact import (
     geometric_noise_law,
 )
 
-__all__ = ["MIN_REALISED", "BitFlip", "Geometric", "Noise"]
+__all__ = ["MIN_REALISED", "BitFlip", "Geometric", "KaryResponse", "Noise"]
 
 #: A noise realises at least this share of its claimed budget (the rest would be wasted privacy).
 MIN_REALISED = 0.99
@@ -350,6 +353,111 @@ def _moments(noise: Geometric, a: int) -> tuple[Fraction, Fraction]:
     return m1, m2
 
 
+@attrs.frozen
+class KaryResponse(Noise):
+    """k-ary randomized response on ``{0, ..., k - 1}``: keep the input with probability
+    ``T / 2^64``, else report each other value with probability ``m / 2^64`` (module docstring).
+
+    ``E[1{out = j} | a] = offset + slope 1{a = j}`` with ``offset = m / 2^64`` and
+    ``slope = (T - m) / 2^64``, exactly.
+    """
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    k: int = attrs.field(converter=lambda v: check_int(v, "k", minimum=1))
+
+    def __attrs_post_init__(self) -> None:
+        if self.k > MAX_SUPPORT:
+            raise ValueError(f"k must be at most {MAX_SUPPORT}, got {self.k}")
+
+    @property
+    def other_count(self) -> int:
+        """``m = ceil(2^64 / (e^eps + k - 1))``, computed so that ``T / m <= e^eps`` exactly."""
+        return _kary_counts(self.epsilon, self.k)[1]
+
+    @property
+    def keep_count(self) -> int:
+        return _kary_counts(self.epsilon, self.k)[0]
+
+    @property
+    def law(self) -> DyadicLaw:
+        """The shift ``Z`` on ``{0, ..., k - 1}``."""
+        return _kary_law(self.epsilon, self.k)
+
+    @property
+    def realised_epsilon(self) -> float:
+        """``log(T / m)`` (``0`` when ``k = 1``: a single cell reveals nothing)."""
+        if self.k == 1:
+            return 0.0
+        return math.log(self.keep_count) - math.log(self.other_count)
+
+    @property
+    def offset(self) -> float:
+        return math.ldexp(float(self.other_count), -PRECISION_BITS) if self.k > 1 else 0.0
+
+    @property
+    def slope(self) -> float:
+        if self.k == 1:
+            return 1.0
+        return math.ldexp(float(self.keep_count - self.other_count), -PRECISION_BITS)
+
+    @property
+    def indicator_variance(self) -> float:
+        """Variance one holder adds to a debiased count: ``p (1 - p) / slope^2`` at worst, where
+        ``p`` is the larger indicator mean (keep)."""
+        p = self.offset + self.slope
+        q = self.offset
+        return max(p * (1 - p), q * (1 - q)) / self.slope**2
+
+    @property
+    def inputs(self) -> tuple[int, ...]:
+        return tuple(range(self.k))
+
+    @property
+    def max_abs_output(self) -> int:
+        return self.k - 1
+
+    def words(self, n_coords: int) -> int:
+        return 2 * n_coords
+
+    @property
+    def static(self) -> tuple[Any, ...]:
+        return ("kary", bucket(self.k, 2))
+
+    def constants(self) -> tuple[Any, ...]:
+        hi, lo = self.law.threshold_words()
+        size = bucket(self.k, 2)
+        pad = size - hi.shape[0]
+        return (
+            np.pad(hi, (0, pad), constant_values=np.uint32(0xFFFFFFFF)),
+            np.pad(lo, (0, pad), constant_values=np.uint32(0xFFFFFFFF)),
+            np.int32(hi.shape[0]),
+            np.int32(self.k),
+        )
+
+
+@functools.lru_cache(maxsize=256)
+def _kary_counts(epsilon: float, k: int) -> tuple[int, int]:
+    total = 1 << PRECISION_BITS
+    if k == 1:
+        return total, 0
+    # m = ceil(total / (e^eps + k - 1)) with e^eps rounded down to a rational below it, so
+    # m >= total / (e^eps + k - 1) and T = total - (k - 1) m <= e^eps m holds exactly.
+    ratio = Fraction(math.nextafter(math.exp(epsilon), 0.0)) if epsilon < 700 else Fraction(2**1000)
+    denominator = ratio + (k - 1)
+    m = -((-total * denominator.denominator) // denominator.numerator)
+    m = max(m, 1)
+    keep = total - (k - 1) * m
+    if not keep >= m:
+        raise ValueError(f"epsilon={epsilon} is too small to realise k-ary response over {k}")
+    return keep, m
+
+
+@functools.lru_cache(maxsize=64)
+def _kary_law(epsilon: float, k: int) -> DyadicLaw:
+    keep, m = _kary_counts(epsilon, k)
+    return DyadicLaw(first=0, counts=(keep, *([m] * (k - 1))))
+
+
 class _Search(NamedTuple):
     t_hi: Any
     t_lo: Any
@@ -395,6 +503,11 @@ def sample_noise(static: tuple[Any, ...], consts: Any, words: jax.Array, inputs:
             hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
             flip = (hi < consts[0]) | ((hi == consts[0]) & (lo < consts[1]))
         return flip[:, :n_coords] ^ (inputs == 1)
+    if static[0] == "kary":
+        t_hi, t_lo, valid, k = consts
+        hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
+        z = search_padded(_Search(t_hi, t_lo, valid), hi, lo)
+        return (inputs + z) % k
     t_hi, t_lo, valid, first, low, high = consts
     hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
     z = search_padded(_Search(t_hi, t_lo, valid), hi, lo) + first

@@ -49,6 +49,7 @@ from ldptree.mechanisms._kit import (
     RealLabels,
     Release,
     cell_indicator,
+    debias_indicators,
     label_level,
     label_levels,
 )
@@ -126,14 +127,14 @@ class RRLaplaceMechanism(KitMechanism):
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Unbiased cell counts and label sums from summed statistics (module docstring)."""
-        q = self.flip_prob
-        a = 1.0 - 2.0 * q
-        count = np.asarray(stats["bits"], dtype=np.float64)
-        cross = np.asarray(stats["bits*code"], dtype=np.float64)
-        total = float(np.asarray(stats["code"], dtype=np.float64))
-        centred = count - n * q
-        label_sum = self.label_bound[0] * centred + self.label_step * (cross - q * total)
-        return CellEstimates(count=centred / a, label_sum=label_sum / a, n=int(n))
+        return debias_indicators(
+            self.flips,
+            stats["bits"],
+            n,
+            labels=self.labels(),
+            cross=stats["bits*code"],
+            total=stats["code"],
+        )
 
     # -- constants -------------------------------------------------------------------------------
     @property

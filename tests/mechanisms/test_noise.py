@@ -46,7 +46,9 @@ def _draw(noise, inputs, n):
     return np.asarray(sample_noise(noise.static, noise.constants(), words, inputs))
 
 
-@pytest.mark.parametrize("noise", [BitFlip(1.0), BitFlip(1.0, 32), BitFlip(30.0), Geometric(1.5, 4)])
+@pytest.mark.parametrize(
+    "noise", [BitFlip(1.0), BitFlip(1.0, 32), BitFlip(30.0), Geometric(1.5, 4)]
+)
 def test_sampler_draws_the_declared_law(noise):
     """Chi-square of 40,000 draws per input against the exact law; false-failure rate 1e-6 per
     input for this fixed key."""

@@ -110,7 +110,9 @@ def test_fused_path_equals_privatize_then_summarize(n, L):
     r = m.privatize(KEY, cells, labels, L, first_holder=17)
     bits, code = np.asarray(r.bits), np.asarray(r.code, dtype=np.int64)
     np.testing.assert_array_equal(np.asarray(fused["bits"]), bits.sum(axis=0))
-    np.testing.assert_array_equal(np.asarray(fused["bits*code"]), (bits * code[:, None]).sum(axis=0))
+    np.testing.assert_array_equal(
+        np.asarray(fused["bits*code"]), (bits * code[:, None]).sum(axis=0)
+    )
     assert int(fused["code"]) == int(code.sum())
 
 
