@@ -200,7 +200,10 @@ def _check_noise(_: object, attribute: attrs.Attribute[Any], value: Any) -> None
 
 @attrs.frozen(eq=False)
 class CellRelease:
-    """``width`` coordinates per cell: own cell ``on[t]``, other cells ``off[t]`` (``[levels, w]``)."""
+    """``width`` coordinates per cell: the own cell reads ``on[t]``, other cells ``off[t]``.
+
+    Tables are integer arrays ``[levels, width]`` (a 1-d array is one column).
+    """
 
     name: str
     noise: Noise = attrs.field(validator=_check_noise)
@@ -217,7 +220,7 @@ class CellRelease:
 
 @attrs.frozen(eq=False)
 class LabelRelease:
-    """``width`` coordinates reading ``inputs[t]`` (``[levels, w]``): they depend on the label only."""
+    """``width`` coordinates reading ``inputs[t]`` (``[levels, width]``): the label only."""
 
     name: str
     noise: Noise = attrs.field(validator=_check_noise)

@@ -19,8 +19,8 @@ is the law that is sampled:
   :func:`~ldptree.mechanisms._exact.geometric_noise_law`, whose 64-bit counts are rounded so that
   inputs ``a, b`` satisfy ``P(out | a) <= e^{g |a - b|} P(out | b)`` with ``g <= eps / span``
   *exactly for the realised counts*; ``g`` is re-derived from the counts
-  (:func:`~ldptree.mechanisms._exact.chain_ratio`) and reported as :attr:`Geometric.realised_epsilon`
-  ``= g span``. (The same 64-bit ceiling applies: over one coordinate the realised ratio cannot
+  (:func:`~ldptree.mechanisms._exact.chain_ratio`) and reported as
+  :attr:`Geometric.realised_epsilon` ``= g span``. (The same 64-bit ceiling applies: over one coordinate the realised ratio cannot
   exceed about ``e^{44}``.)
 
 Both expose the same four things, read by the kit: ``channel()`` (the exact law as an accountant

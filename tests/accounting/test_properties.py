@@ -35,7 +35,7 @@ def test_built_in_certificate_holds_and_is_tight(
     realised_cell = (2.0 if n_cells >= 2 else 0.0) * math.log(mech.keep_prob / mech.flip_prob)
     assert math.isclose(parts["bits"], realised_cell, rel_tol=1e-9, abs_tol=1e-15)
     # exact geometric label noise: at least 99% of its claim is realised, never more (64-bit
-    # counts cap one coordinate's ratio between e^{40} and e^{44}: beyond that the label spends less)
+    # counts cap one coordinate's ratio between e^40 and e^44: beyond, the label spends less)
     assert 0.99 * min(mech.label_epsilon, 40.0) <= parts["code"] <= mech.label_epsilon
     assert cert.epsilon_bound <= mech.epsilon * (1.0 + 1e-12)
     assert cert.pure
