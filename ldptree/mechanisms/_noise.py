@@ -20,8 +20,8 @@ is the law that is sampled:
   inputs ``a, b`` satisfy ``P(out | a) <= e^{g |a - b|} P(out | b)`` with ``g <= eps / span``
   *exactly for the realised counts*; ``g`` is re-derived from the counts
   (:func:`~ldptree.mechanisms._exact.chain_ratio`) and reported as
-  :attr:`Geometric.realised_epsilon` ``= g span``. (The same 64-bit ceiling applies: over one coordinate the realised ratio cannot
-  exceed about ``e^{44}``.)
+  :attr:`Geometric.realised_epsilon` ``= g span``. (The same 64-bit ceiling applies: over one
+  coordinate the realised ratio cannot exceed about ``e^{44}``.)
 
 Both expose the same four things, read by the kit: ``channel()`` (the exact law as an accountant
 :class:`~ldptree.accounting.FiniteChannel`), ``log_probs(a)`` (float64 log-probabilities of every
