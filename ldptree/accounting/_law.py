@@ -56,6 +56,7 @@ __all__ = [
     "Block",
     "CellBlock",
     "FeatureBlock",
+    "IndexBlock",
     "LabelBlock",
     "RecordBlock",
     "ReportLaw",
@@ -148,7 +149,27 @@ class FeatureBlock:
             raise ValueError(f"{attribute.name} must be >= 1, got {value}")
 
 
-Block: TypeAlias = CellBlock | LabelBlock | RecordBlock | FeatureBlock
+@attrs.frozen
+class IndexBlock:
+    """One coordinate releasing the index ``i = cell * per_cell + label_index(t)`` through a
+    *symmetric* k-ary channel over ``k = n_cells * per_cell`` values: ``P(s | i)`` is
+    ``exp(log_keep)`` for ``s = i`` and ``exp(log_other)`` for each of the other ``k - 1`` values
+    (k-ary randomized response). Two records with the same index have equal laws; with different
+    indices the max-divergence is ``|log_keep - log_other|`` (at ``s`` = one of the two indices),
+    so the accountant's cost does not grow with the number of cells.
+    """
+
+    name: str = attrs.field(validator=_check_name)
+    log_keep: float = attrs.field(converter=float)
+    log_other: float = attrs.field(converter=float)
+    per_cell: int = attrs.field(default=1, converter=int)
+    label_index: Callable[[Any], int] = attrs.field(default=lambda t: 0)
+
+    def index(self, cell: int, t: Any) -> int:
+        return int(cell) * self.per_cell + int(self.label_index(t))
+
+
+Block: TypeAlias = CellBlock | LabelBlock | RecordBlock | FeatureBlock | IndexBlock
 
 
 def _check_blocks(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
@@ -156,7 +177,7 @@ def _check_blocks(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, 
         raise ValueError(f"{attribute.name} must contain at least one block")
     names = set()
     for block in value:
-        if not isinstance(block, CellBlock | LabelBlock | RecordBlock | FeatureBlock):
+        if not isinstance(block, CellBlock | LabelBlock | RecordBlock | FeatureBlock | IndexBlock):
             raise TypeError(
                 f"{attribute.name} must contain CellBlock, LabelBlock, RecordBlock or "
                 "FeatureBlock, got "

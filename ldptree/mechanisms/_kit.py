@@ -47,7 +47,7 @@ import numpy as np
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
-from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
+from ldptree.accounting._law import CellBlock, IndexBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._exact import PRECISION_BITS
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, sample_noise
@@ -148,11 +148,15 @@ class RealLabels:
         return out
 
 
+def _to_n_classes(value: Any) -> int:
+    return check_int(value, "n_classes", minimum=2)
+
+
 @attrs.frozen
 class ClassLabels:
     """Class codes ``0..K-1``; any other code becomes the null level ``K`` (``NULL_LABEL``)."""
 
-    n_classes: int = attrs.field(converter=lambda v: check_int(v, "n_classes", minimum=2))
+    n_classes: int = attrs.field(converter=_to_n_classes)
 
     integer: ClassVar[bool] = True
     words: ClassVar[int] = 0
@@ -191,6 +195,10 @@ def _table(value: Any) -> np.ndarray[Any, np.dtype[np.int32]]:
     out = np.ascontiguousarray(arr, dtype=np.int32)
     out.setflags(write=False)
     return out
+
+
+def _optional_table(value: Any) -> np.ndarray[Any, np.dtype[np.int32]] | None:
+    return None if value is None else _table(value)
 
 
 def _check_noise(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
@@ -246,7 +254,7 @@ class IndexRelease:
     name: str
     epsilon: float = attrs.field(converter=to_epsilon)
     label_index: np.ndarray[Any, np.dtype[np.int32]] | None = attrs.field(
-        default=None, converter=lambda v: None if v is None else _table(v)
+        default=None, converter=_optional_table
     )
 
     @property
@@ -285,25 +293,27 @@ def debias_indicators(
     counts: Any,
     n: int,
     *,
-    labels: RealLabels | None = None,
     cross: Any = None,
     total: Any = None,
+    lo: float = 0.0,
+    step: float = 1.0,
 ) -> CellEstimates:
-    """Debiased counts (and label sums) from per-cell indicator releases.
+    """Debiased counts (and label sums) from a per-cell indicator release.
 
     Each holder's indicator of cell ``j`` has mean ``offset + slope 1{j = j_i}`` (``noise.offset``
     and ``noise.slope``, exact for the realised law), so ``c^_j = (C_j - n offset) / slope``. With a
-    label release of levels ``t_i`` (unbiased codes ``S = sum_i code_i``, cross sums
+    label release of unbiased level codes (total ``S = sum_i code_i``, cross sums
     ``S_j = sum_i 1_ij code_i``), ``sum_{i in j} t_i`` is estimated by ``(S_j - offset S) / slope``
-    and the label sum by ``lo c^_j + step (S_j - offset S) / slope``.
+    and the label sum ``sum_{i in j} (lo + step t_i)`` by ``lo c^_j + step (S_j - offset S) / slope``.
+    Without ``cross`` the label sums are zero.
     """
     offset, slope = noise.offset, noise.slope
     centred = np.asarray(counts, dtype=np.float64) - n * offset
-    if labels is None:
+    if cross is None:
         return CellEstimates(count=centred / slope, label_sum=np.zeros_like(centred), n=int(n))
     levels = np.asarray(cross, dtype=np.float64) - offset * float(np.asarray(total))
-    label_sum = labels.bound[0] * centred + labels.step * levels
-    return CellEstimates(count=centred / slope, label_sum=label_sum / slope, n=int(n))
+    label_sum = (lo * centred + step * levels) / slope
+    return CellEstimates(count=centred / slope, label_sum=label_sum, n=int(n))
 
 
 #: Largest number of label levels :func:`label_levels` chooses.
@@ -457,6 +467,7 @@ class KitMechanism:
         n = int(cells.shape[0])
         check_first_holder(first_holder, n)
         pad = bucket(n, MIN_ROWS) - n
+        padded: tuple[Any, Any]
         if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
             padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))
         else:
@@ -628,7 +639,7 @@ class KitMechanism:
         n_cells = check_int(n_cells, "n_cells", minimum=1)
         labels = self.labels()
         releases = self._checked_releases()
-        blocks: list[CellBlock | LabelBlock] = []
+        blocks: list[CellBlock | LabelBlock | IndexBlock] = []
         for r in releases:
             if isinstance(r, CellRelease):
                 blocks.append(
@@ -636,8 +647,10 @@ class KitMechanism:
                         r.name, r.noise.channel(), on=_row(r.on, labels), off=_row(r.off, labels)
                     )
                 )
-            else:
+            elif isinstance(r, LabelRelease):
                 blocks.append(LabelBlock(r.name, r.noise.channel(), inputs=_row(r.inputs, labels)))
+            else:
+                blocks.append(_index_block(r, n_cells, labels))
 
         def assemble(outputs: dict[str, list[Any]]) -> Any:
             arrays = []
@@ -670,6 +683,24 @@ def _pad_rows(table: np.ndarray[Any, Any]) -> np.ndarray[Any, Any]:
 def _static_bound(static: tuple[Any, ...]) -> int:
     """An upper bound on a noise's absolute outputs read off its static description."""
     return 1 if static[0] == "bits" else int(static[1])
+
+
+def _index_block(r: IndexRelease, n_cells: int, labels: Labels) -> IndexBlock:
+    noise = r.noise(n_cells)
+    shift = PRECISION_BITS * math.log(2.0)
+    table = _tables_of(r, labels.size)[0]
+
+    def label_index(label: Any) -> int:
+        return int(table[labels.index(label), 0])
+
+    other = math.log(noise.other_count) - shift if noise.other_count else -math.inf
+    return IndexBlock(
+        r.name,
+        log_keep=math.log(noise.keep_count) - shift,
+        log_other=other,
+        per_cell=r.width,
+        label_index=label_index,
+    )
 
 
 def _row(table: np.ndarray[Any, Any], labels: Labels) -> Callable[[Any], tuple[int, ...]]:
@@ -800,7 +831,7 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
     Index releases use segment sums (integer scatter-adds, exact).
     """
     sums = []
-    segments = []
+    segments: list[tuple[jax.Array, int] | None] = []
     for kind, w, out in zip(spec.kinds, spec.widths, outs, strict=True):
         if kind == "index":
             index = out[:, 0]

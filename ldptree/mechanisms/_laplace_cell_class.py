@@ -19,7 +19,8 @@ ratio of ``U~`` by ``e^{eps/2}``; ``V`` has at most one non-zero entry in both f
 also costs ``eps / 2``. A class code outside ``0..K-1`` (a label the curator did not declare) is
 encoded as the *null record* ``U = 0, V = 0``: the holder still sends a full report, the
 sensitivities stay ``<= 2`` on the extended record space, and the curator cannot tell it from a
-genuine record beyond what the report allows. Every draw is integer arithmetic on the holder's own words, so
+genuine record beyond what the report allows. Every draw is integer arithmetic on the holder's
+own words, so
 :func:`~ldptree.accounting.verify_ldp` certifies the mechanism pure as sampled.
 
 Debiasing: the noise is symmetric, so ``c^_j = sum_i U~_ij`` and ``s^_j = sum_i V~_ij`` are

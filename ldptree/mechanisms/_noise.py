@@ -83,6 +83,14 @@ def _check_precision(_: object, attribute: attrs.Attribute[int | None], value: i
         raise ValueError(f"{attribute.name} must be None (automatic), 16, 32 or 64, got {value!r}")
 
 
+def _to_span(value: Any) -> int:
+    return check_int(value, "span", minimum=1)
+
+
+def _to_k(value: Any) -> int:
+    return check_int(value, "k", minimum=1)
+
+
 class Noise:
     """Marker base of the kit's noises (documentation and ``isinstance`` checks only)."""
 
@@ -216,7 +224,7 @@ class Geometric(Noise):
     """
 
     epsilon: float = attrs.field(converter=to_epsilon)
-    span: int = attrs.field(default=1, converter=lambda v: check_int(v, "span", minimum=1))
+    span: int = attrs.field(default=1, converter=_to_span)
 
     def __attrs_post_init__(self) -> None:
         if not self.gamma >= 2.0**-30:
@@ -363,7 +371,7 @@ class KaryResponse(Noise):
     """
 
     epsilon: float = attrs.field(converter=to_epsilon)
-    k: int = attrs.field(converter=lambda v: check_int(v, "k", minimum=1))
+    k: int = attrs.field(converter=_to_k)
 
     def __attrs_post_init__(self) -> None:
         if self.k > MAX_SUPPORT:

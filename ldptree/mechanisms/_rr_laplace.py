@@ -127,13 +127,15 @@ class RRLaplaceMechanism(KitMechanism):
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Unbiased cell counts and label sums from summed statistics (module docstring)."""
+        labels = self.labels()
         return debias_indicators(
             self.flips,
             stats["bits"],
             n,
-            labels=self.labels(),
             cross=stats["bits*code"],
             total=stats["code"],
+            lo=labels.bound[0],
+            step=labels.step,
         )
 
     # -- constants -------------------------------------------------------------------------------
