@@ -19,6 +19,7 @@ from ldptree.accounting._law import (
     VerifiableMechanism,
 )
 from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
+from ldptree.accounting._release import ReleaseCertificate
 from ldptree.accounting._spend import PrivacySpend, spend_of
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
@@ -36,6 +37,7 @@ __all__ = [
     "PrivacyLedger",
     "PrivacySpend",
     "RecordBlock",
+    "ReleaseCertificate",
     "ReportLaw",
     "SampledCaveat",
     "Sampling",

@@ -16,6 +16,7 @@ from ldptree.baselines._pglm import (
     gaussian_delta,
     gaussian_epsilon,
     gaussian_ratio,
+    scale_correction,
 )
 
 
@@ -68,9 +69,14 @@ def test_calibrated_release_meets_the_gaussian_inequality_at_the_worst_pair(
     assert mu == pytest.approx(mech.ratio, rel=1e-12)
     numeric = _hockey_stick(mu, epsilon)
     assert numeric <= delta * (1 + 1e-6)
-    assert numeric >= delta * 0.999  # analytic calibration: tight, not merely sufficient
+    # the analytic s is inflated by a few factors 1 + 2^-11 until the realised discrete tables are
+    # certified, so the continuous Gaussian it discretises is within a few percent of the claim
+    assert numeric >= delta * 0.97
     assert gaussian_delta(mu, epsilon) == pytest.approx(numeric, rel=1e-6)
     assert mech.meets_claim and mech.spend.epsilon == epsilon and mech.spend.delta == delta
+    cert = mech.certificate()
+    assert cert.holds and cert.delta <= delta * (1 + 1e-9)
+    assert cert.delta >= delta * 0.95  # tight: within a calibration step of the claim
 
 
 def test_analytic_ratio_and_epsilon_are_inverse() -> None:
@@ -86,7 +92,11 @@ def test_reference_noise_is_flagged_when_it_misses_the_claim() -> None:
     bad = GaussianGLMStatistics.reference(1.0, 1e-12, 1, 10**6)
     assert not bad.meets_claim
     assert bad.delta_at(1.0) > 1e-12
-    assert bad.spend.epsilon == pytest.approx(3.3715, rel=1e-3)  # the true epsilon at delta
+    # the continuous Gaussian's epsilon at delta is 3.3715; the realised tables' is certified a
+    # little above it (their truncation: at delta = 1e-12 the tail outside a 64-bit table counts)
+    assert bad.spend.epsilon == pytest.approx(3.3715, rel=1e-2)
+    assert bad.spend.epsilon >= 3.3715
+    assert bad.delta_at(bad.spend.epsilon) <= 1e-12
     assert _hockey_stick(bad.ratio, bad.spend.epsilon) <= 1e-12 * (1 + 1e-6)
     # at the diabetes size (d = 8, n = 2054, eps = 8) its huge constant 32 r^4 over-covers
     ok = GaussianGLMStatistics.reference(8.0, 1 / 2054**2, 8, 2054)
@@ -101,20 +111,37 @@ def _logistic_data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, y
 
 
-def test_nearly_noiseless_fit_is_ols_and_scale_corrected() -> None:
+def test_weak_privacy_fit_is_ols_and_scale_corrected() -> None:
+    # exact 64-bit discrete Gaussian tables cannot certify a per-coordinate shift beyond a few
+    # standard deviations, so even eps = 1e7 keeps noise of s ~ 0.5 per coordinate: check the
+    # curator's algebra exactly and the noisy Gram matrix statistically
     X, y = _logistic_data(3000, 3, 1)
     Xq, yq = _logistic_data(300, 3, 2)
     model = PGLMClassifier(epsilon=1e7, random_state=0).fit(X, y, X_public=Xq, y_public=yq)
     lo, hi = Xq.min(0), Xq.max(0)
     Z = np.c_[np.ones(len(X)), np.clip((X - lo) / (hi - lo), 0, 1)]
+    s = model.mechanism_.coordinate_std[0]
+    assert s < 0.6
+    # each Gram entry is the exact sum plus n independent noises of sd <= sqrt(s^2 + h^2 / 4):
+    # 6 sd bounds all 16 entries but with probability < 16 * 2e-9
+    sd = math.sqrt(len(X) * (s**2 + model.mechanism_.step ** 2 / 4))
+    assert np.all(np.abs(model.gram_ - Z.T @ Z) < 6 * sd)
+    assert np.all(np.abs(model.moment_ - Z.T @ y) < 6 * sd)
+    beta01 = np.linalg.solve(model.gram_, model.moment_)
+    np.testing.assert_allclose(model.beta_ols_, 2 * beta01 - np.eye(4)[0], rtol=1e-8, atol=1e-10)
+    assert model.solver_ == "solve"
+    np.testing.assert_allclose(model.coef_, model.scale_ * model.beta_ols_, rtol=1e-12)
+    Xq_t = np.c_[np.ones(len(Xq)), np.clip((Xq - lo) / (hi - lo), 0, 1)]
+    if model.scale_converged_:
+        p2 = 1 / (1 + np.exp(-model.scale_ * (Xq_t @ model.beta_ols_)))
+        assert 2 * model.scale_ * np.mean(p2 * (1 - p2)) == pytest.approx(1.0, abs=1e-6)
+    else:
+        assert model.scale_ == 1.0
+    # the scale correction itself, on the noiseless OLS: Newton solves 2 c mean(phi2(c t)) = 1
     ols = np.linalg.lstsq(Z, 2 * y - 1, rcond=None)[0]
-    np.testing.assert_allclose(model.beta_ols_, ols, atol=1e-2)
-    assert model.solver_ == "solve" and model.scale_converged_ and model.scale_ > 0
-    np.testing.assert_allclose(model.coef_, model.scale_ * ols, atol=5e-2)
-    Zq = np.c_[np.ones(len(Xq)), np.clip((Xq - lo) / (hi - lo), 0, 1)] @ model.beta_ols_
-    p2 = 1 / (1 + np.exp(-model.scale_ * Zq))
-    assert 2 * model.scale_ * np.mean(p2 * (1 - p2)) == pytest.approx(1.0, abs=1e-6)
-    assert model.score(X, y) > 0.7
+    c, converged = scale_correction(Xq_t @ ols, 2.0)
+    p2 = 1 / (1 + np.exp(-c * (Xq_t @ ols)))
+    assert converged and c > 0 and 2 * c * np.mean(p2 * (1 - p2)) == pytest.approx(1.0, abs=1e-6)
     proba = model.predict_proba(X)
     np.testing.assert_array_equal(model.predict(X), (proba[:, 1] > 0.5).astype(int))
 
