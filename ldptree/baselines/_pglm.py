@@ -254,8 +254,7 @@ class GaussianGLMStatistics:
         groups = self.noise_groups()
         delta = product_delta(groups, self.epsilon)
         tables = ", ".join(
-            f"{g.count} coordinates with scale {g.sigma:.6g} levels (support "
-            f"{g.law.size})"
+            f"{g.count} coordinates with scale {g.sigma:.6g} levels (support {g.law.size})"
             for g in groups
         )
         return ReleaseCertificate(

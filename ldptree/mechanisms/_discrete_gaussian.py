@@ -87,7 +87,7 @@ def discrete_gaussian_law(sigma: float) -> DyadicLaw:
     room = (PRECISION_BITS - bits - 1) * math.log(2.0) - math.log(norm)
     if room <= 0.0:
         raise ValueError(f"sigma={sigma!r} is too large for {PRECISION_BITS}-bit counts")
-    width = int(math.floor(sigma * math.sqrt(2.0 * room)))
+    width = math.floor(sigma * math.sqrt(2.0 * room))
     if 2 * width + 1 > MAX_SUPPORT:
         raise ValueError(f"sigma={sigma!r} needs {2 * width + 1} support points")
     z = np.arange(-width, width + 1, dtype=np.float64)
@@ -107,7 +107,7 @@ def is_symmetric_log_concave(law: DyadicLaw) -> bool:
 
 @attrs.frozen
 class DiscreteGaussianGroup:
-    """``count`` released coordinates sharing one table of scale ``sigma``, worst shift ``shift``."""
+    """``count`` released coordinates sharing the table of scale ``sigma``; worst shift ``shift``."""
 
     sigma: float = attrs.field(converter=float)
     count: int = attrs.field(converter=int)

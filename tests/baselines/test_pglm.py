@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import numpy as np
 import pytest
 import scipy.linalg
@@ -18,6 +19,7 @@ from ldptree.baselines._pglm import (
     gaussian_ratio,
     scale_correction,
 )
+from ldptree.mechanisms._discrete_gaussian import discrete_gaussian_law
 
 
 def _worst_pair(d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -124,7 +126,7 @@ def test_weak_privacy_fit_is_ols_and_scale_corrected() -> None:
     assert s < 0.6
     # each Gram entry is the exact sum plus n independent noises of sd <= sqrt(s^2 + h^2 / 4):
     # 6 sd bounds all 16 entries but with probability < 16 * 2e-9
-    sd = math.sqrt(len(X) * (s**2 + model.mechanism_.step ** 2 / 4))
+    sd = math.sqrt(len(X) * (s**2 + model.mechanism_.step**2 / 4))
     assert np.all(np.abs(model.gram_ - Z.T @ Z) < 6 * sd)
     assert np.all(np.abs(model.moment_ - Z.T @ y) < 6 * sd)
     beta01 = np.linalg.solve(model.gram_, model.moment_)
@@ -210,3 +212,78 @@ def test_bad_input_names_the_argument() -> None:
         PGLMClassifier(epsilon=0.0).fit(X, y, X_public=X, y_public=y)
     with pytest.raises(ValueError, match="binary"):
         PGLMClassifier().fit(X, y, X_public=X, y_public=np.arange(50) % 3)
+
+
+def _old_float_release(mech: GaussianGLMStatistics, v: np.ndarray, seed: int) -> np.ndarray:
+    """The textbook release this module used before: float32 N(0, 1) scaled by a float64 sd."""
+    noise = np.random.default_rng(seed).standard_normal(v.shape, dtype=np.float32)
+    return v + noise.astype(np.float64) * np.asarray(mech.coordinate_std)
+
+
+def _on_float32_grid(z: np.ndarray) -> np.ndarray:
+    return np.all(np.abs(z - z.astype(np.float32).astype(np.float64)) <= 1e-12 * np.abs(z), axis=1)
+
+
+def test_label_attack_fails_on_the_integer_release() -> None:
+    # For each holder (features known to the attacker), try both labels and keep those under
+    # which the report has positive probability. On the old float release the true label alone
+    # puts (report - v) / sd on the float32 grid: recovered for every holder. On the integer
+    # release every candidate label has positive likelihood for every report.
+    d, n = 3, 300
+    mech = GaussianGLMStatistics.calibrated(1.0, 1e-6, d)
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(size=(n, d)), rng.integers(0, 2, size=n)
+    candidates = [mech.statistic(X, np.full(n, label)) for label in (0, 1)]
+    std = np.asarray(mech.coordinate_std)
+    old = _old_float_release(mech, mech.statistic(X, y), seed=1)
+    fits = np.stack([_on_float32_grid((old - v) / std) for v in candidates], axis=1)
+    assert np.all(fits[np.arange(n), y]) and not np.any(fits[np.arange(n), 1 - y])  # leaked
+
+    codes = mech.privatize_codes(jax.random.PRNGKey(3), X, y)
+    tables = [discrete_gaussian_law(float(s) / mech.step) for s in std]
+    lo = np.asarray([t.first for t in tables])
+    hi = np.asarray([t.first + t.size - 1 for t in tables])
+    for v in candidates:
+        scaled = v / mech.step
+        base = np.floor(scaled)
+        can_round = [(base, np.ones_like(base, bool)), (base + 1, scaled > base)]
+        # positive likelihood: some reachable rounded code a with code - a in the table support
+        ok = np.zeros_like(codes, bool)
+        for a, reachable in can_round:
+            z = codes - a
+            ok |= reachable & (z >= lo) & (z <= hi)
+        assert np.all(ok)
+
+
+@pytest.mark.parametrize("epsilon", [0.5, 1.0, 8.0])
+@pytest.mark.parametrize("d", [2, 8])
+def test_certificate_holds_at_several_budgets(epsilon: float, d: int) -> None:
+    delta = 1.0 / 2054**2
+    cert = GaussianGLMStatistics.calibrated(epsilon, delta, d).certificate()
+    assert cert.holds and not cert.pure
+    assert cert.epsilon == epsilon and cert.delta <= delta * (1 + 1e-9)
+    assert (cert.epsilon_claimed, cert.delta_claimed) == (epsilon, delta)
+
+
+def test_default_fit_is_certified_and_over_claim_refused() -> None:
+    X, y = _logistic_data(400, 2, 3)
+    model = PGLMClassifier(epsilon=1.0, random_state=0).fit(X, y, X_public=X[:50], y_public=y[:50])
+    assert model.mechanism_.certificate().holds and model.mechanism_.meets_claim
+    # halve the noise, keep the claim: refused, and the spend is the true (larger) epsilon
+    mech = model.mechanism_
+    half = GaussianGLMStatistics(
+        mech.epsilon, mech.delta, mech.n_features, [s / 2 for s in mech.coordinate_std]
+    )
+    cert = half.certificate()
+    assert not cert.holds and cert.delta > mech.delta
+    assert not half.meets_claim and half.spend.epsilon > mech.epsilon
+
+
+def test_realised_delta_tracks_the_continuous_gaussian() -> None:
+    # the realised tables' certified delta is within 1% of the analytic Gaussian's at the same s
+    for epsilon, delta, d in [(1.0, 1e-6, 8), (0.5, 1e-5, 2)]:
+        mu = gaussian_ratio(epsilon, delta)
+        s = math.sqrt((d * d + 5 * d + 2) / 2) / mu
+        dim = (d + 1) * (d + 2) // 2 + d + 1
+        mech = GaussianGLMStatistics(epsilon, delta, d, (s,) * dim)
+        assert mech.delta_at(epsilon) == pytest.approx(delta, rel=1e-2)
