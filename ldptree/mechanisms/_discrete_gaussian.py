@@ -107,7 +107,7 @@ def is_symmetric_log_concave(law: DyadicLaw) -> bool:
 
 @attrs.frozen
 class DiscreteGaussianGroup:
-    """``count`` released coordinates sharing the table of scale ``sigma``; worst shift ``shift``."""
+    """``count`` coordinates sharing the table of scale ``sigma``; worst shift ``shift``."""
 
     sigma: float = attrs.field(converter=float)
     count: int = attrs.field(converter=int)
