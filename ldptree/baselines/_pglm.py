@@ -53,6 +53,20 @@ noise shrinks like ``n_P^{-1/4}`` it misses the claimed ``(eps, delta)`` for lar
 smallest ``eps`` at the claimed ``delta``). Features are clipped in both modes (the reference does
 not clip, which leaves the sensitivity unbounded).
 
+**Exact release.** The numbers above describe the continuous Gaussian; what is sampled is its
+exact discrete counterpart (:meth:`GaussianGLMStatistics.privatize_codes`): each coordinate is
+rounded stochastically to a power-of-two grid ``h`` (unbiased; the largest ``h <= 1`` with
+``s / h >= 16``, so the rounding adds at most ``1/1024`` of the noise variance) and integer noise
+from realised discrete Gaussian tables of scale ``s / h`` (drawn with 64-bit integer comparisons
+only; under very weak privacy a sum of eight tables, whose tails reach further) is added. A
+holder's report is integer codes, decoded as ``code * h``. Floating-point noise leaked the label:
+``(report - candidate) / s`` landed on the float32 grid only for the true label. Here every
+candidate has positive likelihood for every report. :meth:`~GaussianGLMStatistics.certificate`
+computes ``delta`` at the claimed ``eps`` from the realised tables
+(:mod:`ldptree.mechanisms._discrete_gaussian`: the worst pair shifts every non-constant code by
+``1 / h``), and the calibration inflates the analytic ``s`` by factors ``1 + 2^-11`` until it
+holds; ``delta_at``, ``meets_claim`` and ``spend`` all read that certificate.
+
 Privacy accounting. ``verify_ldp`` certifies pure-eps laws only; a Gaussian release has no finite
 pure epsilon. The release is one ``(eps, delta)`` Gaussian mechanism per holder, recorded once in
 ``privacy_ledger_`` (no composition: one message per holder); its calibration is tested directly
@@ -83,7 +97,6 @@ from ldptree.estimators._classes import check_class_labels, encode_labels, resol
 from ldptree.estimators._protocol import check_fit_data, fit_scaler
 from ldptree.mechanisms._discrete_gaussian import (
     DiscreteGaussianGroup,
-    discrete_gaussian_law,
     product_delta,
 )
 
@@ -185,6 +198,7 @@ class GaussianGLMStatistics:
     n_features: int
     coordinate_std: tuple[float, ...] = attrs.field(converter=_to_floats)
     calibration: str = "analytic"
+    parts: int = attrs.field(default=1, converter=int)
 
     @classmethod
     def calibrated(cls, epsilon: float, delta: float, n_features: int) -> GaussianGLMStatistics:
@@ -242,7 +256,7 @@ class GaussianGLMStatistics:
 
     def noise_groups(self) -> tuple[DiscreteGaussianGroup, ...]:
         """The non-constant coordinates grouped by noise table (scale ``std / h``, shift ``N``)."""
-        return _groups(self.coordinate_std, self.step)
+        return _groups(self.coordinate_std, self.step, self.parts)
 
     def delta_at(self, epsilon: float) -> float:
         """Certified ``delta`` of one holder's release at ``epsilon``, computed from the realised
@@ -328,14 +342,16 @@ class GaussianGLMStatistics:
         base = np.floor(scaled)
         bump = np.floor((scaled - base) * 2.0**32).astype(np.uint64)
         holders = jnp.arange(first_holder, first_holder + max(n, pad_to), dtype=jnp.uint32)
-        words = np.asarray(_holder_bits(key, holders, dim), dtype=np.uint64)[:n]
+        words = np.asarray(_holder_bits(key, holders, dim, self.parts), dtype=np.uint64)[:n]
         codes = base.astype(np.int64) + (words[:, 0] < bump).astype(np.int64)
-        uniform = (words[:, 1] << np.uint64(32)) | words[:, 2]
         std = np.asarray(self.coordinate_std)
         for value in np.unique(std):
             columns = np.flatnonzero(std == value)
-            law = discrete_gaussian_law(float(value) / self.step)
-            codes[:, columns] += law.sample_uniform(uniform[:, columns])
+            law = DiscreteGaussianGroup(float(value) / self.step, 0, 1, self.parts).law
+            for part in range(self.parts):
+                hi, lo = words[:, 1 + 2 * part], words[:, 2 + 2 * part]
+                uniform = (hi[:, columns] << np.uint64(32)) | lo[:, columns]
+                codes[:, columns] += law.sample_uniform(uniform)
         return codes
 
     def privatize(
@@ -353,44 +369,68 @@ def _grid_step(std: float) -> float:
     return max(_MIN_STEP, min(1.0, 2.0 ** math.floor(math.log2(std / _LEVELS_PER_STD))))
 
 
-def _groups(std: tuple[float, ...], step: float) -> tuple[DiscreteGaussianGroup, ...]:
+def _groups(std: tuple[float, ...], step: float, parts: int) -> tuple[DiscreteGaussianGroup, ...]:
     """Non-constant coordinates (all but the first) grouped by their noise scale in levels."""
     values, counts = np.unique(np.asarray(std[1:]), return_counts=True)
     shift = round(1.0 / step)
     return tuple(
-        DiscreteGaussianGroup(float(v) / step, int(c), shift)
+        DiscreteGaussianGroup(float(v) / step, int(c), shift, parts)
         for v, c in zip(values, counts, strict=True)
     )
 
 
+#: Parts tried by the calibration: one table, or a sum of eight (reaches further into the tails).
+_PARTS = (1, 8)
+
+
 @functools.lru_cache(maxsize=64)
 def _calibrated(epsilon: float, delta: float, n_features: int) -> GaussianGLMStatistics:
-    """The smallest ``s`` (to a factor ``1 + 2^-11``) above the analytic-Gaussian one whose
-    realised tables are certified: doubling steps up from it, then bisection on the exponent."""
+    """The smallest ``s`` (to a factor ``1 + 2^-11``) at or above the analytic-Gaussian one whose
+    realised noise is certified: doubling steps up from it, then bisection on the exponent. One
+    table is used unless a sum of eight certifies a smaller ``s`` (weak privacy: a per-coordinate
+    shift of several sd, beyond what one 64-bit table's tails can certify)."""
     dim = _dimension(n_features)
     start = math.sqrt(_sensitivity_squared(n_features)) / gaussian_ratio(epsilon, delta)
+    best: GaussianGLMStatistics | None = None
+    for parts in _PARTS:
 
-    def build(power: int) -> GaussianGLMStatistics:
-        std = start * _INFLATE**power
-        return GaussianGLMStatistics(epsilon, delta, n_features, (std,) * dim, "analytic")
+        def build(power: int, parts: int = parts) -> GaussianGLMStatistics:
+            std = start * _INFLATE**power
+            return GaussianGLMStatistics(
+                epsilon, delta, n_features, (std,) * dim, "analytic", parts
+            )
 
+        power = _smallest_power(build)
+        if power is not None and (
+            best is None or build(power).coordinate_std[0] < best.coordinate_std[0]
+        ):
+            best = build(power)
+        if best is not None and best.coordinate_std[0] <= start * _INFLATE**8:
+            break  # within 0.4% of the analytic Gaussian: more parts cannot gain much
+    if best is None:
+        raise ValueError(
+            f"could not calibrate discrete Gaussian noise for epsilon={epsilon}, "
+            f"delta={delta}, n_features={n_features}"
+        )
+    return best
+
+
+def _smallest_power(build: Any) -> int | None:
+    """Smallest ``p >= 0`` with ``build(p).certificate().holds`` (doubling, then bisection)."""
     if build(0).certificate().holds:
-        return build(0)
-    low, high = 0, 1  # build(low) fails; find a high that holds
+        return 0
+    low, high = 0, 1
     while not build(high).certificate().holds:
         low, high = high, 2 * high
         if high > _MAX_INFLATIONS:
-            raise ValueError(
-                f"could not calibrate discrete Gaussian noise for epsilon={epsilon}, "
-                f"delta={delta}, n_features={n_features}"
-            )
+            return None
     while high - low > 1:
         mid = (low + high) // 2
         if build(mid).certificate().holds:
             high = mid
         else:
             low = mid
-    return build(high)
+    return high
 
 
 def _dimension(n_features: int) -> int:
@@ -402,12 +442,13 @@ def _sensitivity_squared(n_features: int) -> float:
     return (n_features**2 + 5 * n_features + 2) / 2.0
 
 
-@functools.partial(jax.jit, static_argnames="dim")
-def _holder_bits(key: PRNGKey, holders: jax.Array, dim: int) -> jax.Array:
-    """``uint32[n, 3, dim]`` uniform words of each holder, from its own key ``fold_in(key, h)``:
-    one for the stochastic rounding, two (high, low) for the 64-bit noise draw."""
+@functools.partial(jax.jit, static_argnames=("dim", "parts"))
+def _holder_bits(key: PRNGKey, holders: jax.Array, dim: int, parts: int) -> jax.Array:
+    """``uint32[n, 1 + 2 parts, dim]`` uniform words of each holder, from its own key
+    ``fold_in(key, h)``: one for the stochastic rounding, then two (high, low) per 64-bit draw
+    of each noise part."""
     out: jax.Array = jax.vmap(
-        lambda h: jax.random.bits(jax.random.fold_in(key, h), (3, dim), jnp.uint32)
+        lambda h: jax.random.bits(jax.random.fold_in(key, h), (1 + 2 * parts, dim), jnp.uint32)
     )(holders)
     return out
 
@@ -518,7 +559,7 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
         Xs = scaler.transform(X_arr)
         key = as_key(self.random_state)
         summed = np.zeros(mechanism.dimension, dtype=np.int64)
-        step = max(1, min(chunk, _CHUNK_NUMBERS // mechanism.dimension))
+        step = max(1, min(chunk, _CHUNK_NUMBERS // (mechanism.dimension * mechanism.parts)))
         for start in range(0, n, step):
             reports = mechanism.privatize_codes(
                 key,

@@ -65,6 +65,8 @@ __all__ = [
 MIN_COUNT_BITS = 14
 #: Count floors ``2^k`` tried for the region where the loss is bounded linearly.
 _FLOOR_BITS = (14, 20, 26, 32, 38, 44, 50)
+#: Further floors (``2^-264 .. 2^-64``) for sums of several tables.
+_DEEP_FLOOR_BITS = (-200, -150, -100, -64, -32, 0)
 
 
 def _count_bits(sigma: float) -> int:
@@ -107,16 +109,36 @@ def is_symmetric_log_concave(law: DyadicLaw) -> bool:
 
 @attrs.frozen
 class DiscreteGaussianGroup:
-    """``count`` coordinates sharing the table of scale ``sigma``; worst shift ``shift``."""
+    """``count`` coordinates sharing the noise of scale ``sigma``; worst shift ``shift``.
+
+    The noise of each coordinate is the sum of ``parts`` independent tables of scale
+    ``sigma / sqrt(parts)`` (``parts = 1``: one table). A sum spans ``parts`` times one table's
+    width in ``sqrt(parts)`` times its standard deviation, so it reaches further into the tails
+    (module note on weak privacy); it is symmetric and log-concave when each table is (the
+    convolution of log-concave sequences is log-concave).
+    """
 
     sigma: float = attrs.field(converter=float)
     count: int = attrs.field(converter=int)
     shift: int = attrs.field(converter=int)
+    parts: int = attrs.field(default=1, converter=int)
+
+    def __attrs_post_init__(self) -> None:
+        if not 1 <= self.parts <= 16:
+            raise ValueError(f"parts must lie in 1..16, got {self.parts}")
 
     @property
     def law(self) -> DyadicLaw:
-        """The realised table (cached)."""
-        return discrete_gaussian_law(self.sigma)
+        """The realised table of one part (cached), scale ``sigma / sqrt(parts)``."""
+        return discrete_gaussian_law(self.sigma / math.sqrt(self.parts))
+
+    def pmf(self) -> tuple[int, FloatArray]:
+        """``(first, p)``: the law of the sum of the parts, ``p[i] = P(first + i)`` (float64:
+        exact dyadic values for one part; non-negative convolution sums for several, relative
+        error below ``1e-13``)."""
+        law = self.law
+        one = np.asarray([math.ldexp(float(c), -PRECISION_BITS) for c in law.counts])
+        return self.parts * law.first, _power(one, self.parts)
 
 
 #: Above this many multiply-adds a convolution uses the FFT (module note on its error).
@@ -163,31 +185,30 @@ class _GroupLoss:
 
 @functools.lru_cache(maxsize=256)
 def _group_loss(group: DiscreteGaussianGroup, floor_bits: int) -> _GroupLoss | None:
-    law, n, shift = group.law, group.count, group.shift
+    n, shift = group.count, group.shift
     if n == 0 or shift == 0:
         return _GroupLoss(np.ones(1), 0, 0.0, 0.0, 0.0)
-    c = law.counts
-    floor = 1 << floor_bits
+    first, p = group.pmf()
+    floor = math.ldexp(1.0, floor_bits - PRECISION_BITS)
     sigma2 = group.sigma * group.sigma
-    good, worst = [], -math.inf
-    for i in range(shift, law.size):  # z = first + i, z - shift = first + i - shift
-        p, q = c[i], c[i - shift]
-        if p >= floor and q >= floor:
-            z = law.first + i
-            residue = math.log(p) - math.log(q) - (shift * shift - 2.0 * shift * z) / (2.0 * sigma2)
-            slack = 1e-15 * (abs(math.log(p)) + abs(math.log(q)) + abs(residue) + 1.0)
-            worst = max(worst, residue + slack)
-            good.append(i)
-    if not good:
-        return None
-    lo, hi = good[0], good[-1]
-    if hi - lo + 1 != len(good):  # not contiguous: the table is not log-concave
-        return None
-    pmf = np.asarray([math.ldexp(float(c[i]), -PRECISION_BITS) for i in range(lo, hi + 1)])
-    bad = ((1 << PRECISION_BITS) - sum(c[lo : hi + 1])) / (1 << PRECISION_BITS)
+    # outputs z = first + i with P(z) = p[i] and Q(z) = P(z - shift) = p[i - shift]
+    index = np.arange(shift, p.shape[0])
+    good = index[(p[shift:] >= floor) & (p[:-shift] >= floor)]
+    if good.shape[0] == 0 or good[-1] - good[0] + 1 != good.shape[0]:
+        return None  # empty, or not contiguous: the table is not log-concave
+    lo, hi = int(good[0]), int(good[-1])
+    z = first + good.astype(np.float64)
+    residue = (
+        np.log(p[good])
+        - np.log(p[good - shift])
+        - (shift * shift - 2.0 * shift * z) / (2.0 * sigma2)
+    )
+    # float logs (and, for several parts, the convolution's relative 1e-13) rounded up
+    worst = float(np.max(residue)) + 1e-12 * (1.0 + float(np.max(np.abs(np.log(p[good])))))
+    bad = (float(np.sum(p[:lo])) + float(np.sum(p[hi + 1 :]))) * (1.0 + 1e-12)
     return _GroupLoss(
-        pmf=_power(pmf, n),
-        first=n * (law.first + lo),
+        pmf=_power(p[lo : hi + 1], n),
+        first=n * (first + lo),
         slope=shift / sigma2,
         offset=n * (max(worst, 0.0) + shift * shift / (2.0 * sigma2)),
         log_good=n * math.log1p(-bad) if bad < 1.0 else -math.inf,
@@ -236,7 +257,8 @@ def product_delta(groups: Sequence[DiscreteGaussianGroup], epsilon: float) -> fl
     if not all(is_symmetric_log_concave(g.law) for g in groups):
         return 1.0
     best = 1.0
-    for bits in _FLOOR_BITS:
+    deep = max(g.parts for g in groups) > 1  # sums reach far below one table's 2^-50
+    for bits in (_DEEP_FLOOR_BITS if deep else ()) + _FLOOR_BITS:
         losses = [_group_loss(g, bits) for g in groups]
         if any(part is None for part in losses):
             continue

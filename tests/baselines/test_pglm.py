@@ -240,9 +240,10 @@ def test_label_attack_fails_on_the_integer_release() -> None:
     assert np.all(fits[np.arange(n), y]) and not np.any(fits[np.arange(n), 1 - y])  # leaked
 
     codes = mech.privatize_codes(jax.random.PRNGKey(3), X, y)
-    tables = [discrete_gaussian_law(float(s) / mech.step) for s in std]
-    lo = np.asarray([t.first for t in tables])
-    hi = np.asarray([t.first + t.size - 1 for t in tables])
+    # support of each coordinate's noise (a sum of `parts` tables of scale sd / sqrt(parts))
+    tables = [discrete_gaussian_law(float(s) / mech.step / math.sqrt(mech.parts)) for s in std]
+    lo = np.asarray([mech.parts * t.first for t in tables])
+    hi = np.asarray([mech.parts * (t.first + t.size - 1) for t in tables])
     for v in candidates:
         scaled = v / mech.step
         base = np.floor(scaled)
