@@ -288,3 +288,14 @@ def test_realised_delta_tracks_the_continuous_gaussian() -> None:
         dim = (d + 1) * (d + 2) // 2 + d + 1
         mech = GaussianGLMStatistics(epsilon, delta, d, (s,) * dim)
         assert mech.delta_at(epsilon) == pytest.approx(delta, rel=1e-2)
+
+
+def test_weak_privacy_uses_a_sum_of_tables_at_the_analytic_scale() -> None:
+    # eps = 1000 on 2054 holders (the diabetes "non-private" budget): one 64-bit table cannot
+    # certify a shift of 5.5 sd; the sum of eight tables does, at the analytic Gaussian's sd
+    mech = GaussianGLMStatistics.calibrated(1000.0, 1 / 2054**2, 8)
+    analytic = math.sqrt((64 + 40 + 2) / 2) / gaussian_ratio(1000.0, 1 / 2054**2)
+    assert mech.parts == 8 and mech.certificate().holds
+    assert analytic <= mech.coordinate_std[0] <= analytic * 1.005
+    one = GaussianGLMStatistics(1000.0, 1 / 2054**2, 8, mech.coordinate_std)
+    assert not one.certificate().holds  # the same sd with one table is refused

@@ -18,10 +18,9 @@ from ldptree.mechanisms._discrete_gaussian import (
 from ldptree.mechanisms._exact import DyadicLaw
 
 
-def _exact_delta(law: DyadicLaw, shifts: tuple[int, ...], epsilon: float) -> float:
+def _exact_delta(p: np.ndarray, shifts: tuple[int, ...], epsilon: float) -> float:
     """Brute-force ``sum_o (P(o) - e^eps Q(o))_+`` over the product output grid."""
-    p = np.asarray([math.ldexp(float(c), -64) for c in law.counts])
-    size = law.size
+    size = p.shape[0]
     span = max(abs(s) for s in shifts)
     axes_p, axes_q = [], []
     for s in shifts:
@@ -52,18 +51,26 @@ def test_tables_are_symmetric_log_concave_and_centred() -> None:
     assert not is_symmetric_log_concave(broken)
 
 
-def test_the_all_coordinates_shifted_pair_is_the_worst_and_the_bound_is_tight() -> None:
+@pytest.mark.parametrize(("parts", "epsilon"), [(1, 0.5), (2, 0.5), (3, 8.0)])
+def test_the_all_coordinates_shifted_pair_is_the_worst_and_the_bound_is_tight(
+    parts: int, epsilon: float
+) -> None:
     # two coordinates, codes in {0, 1, 2}: brute force over every shift vector
-    sigma, shift, epsilon = 1.5, 2, 0.5
-    law = discrete_gaussian_law(sigma)
-    bound = product_delta([DiscreteGaussianGroup(sigma, 2, shift)], epsilon)
+    sigma, shift = 1.5, 2
+    group = DiscreteGaussianGroup(sigma, 2, shift, parts)
+    _, p = group.pmf()
+    assert p.sum() == pytest.approx(1.0, abs=1e-14)
+    bound = product_delta([group], epsilon)
     values = {
-        shifts: _exact_delta(law, shifts, epsilon)
+        shifts: _exact_delta(p, shifts, epsilon)
         for shifts in itertools.product(range(-shift, shift + 1), repeat=2)
     }
     worst = max(values.values())
     assert worst == pytest.approx(values[(shift, shift)], rel=1e-12)
-    assert worst <= bound <= worst * (1 + 1e-6) + 1e-15
+    assert worst <= bound
+    # one table: loss linear up to rounding, so the bound is tight; a sum of tables is not a
+    # discrete Gaussian, and its residue from the linear loss makes the bound a little looser
+    assert bound <= worst * (1 + (1e-6 if parts == 1 else 2e-2)) + 1e-15
 
 
 def test_two_groups_agree_with_one_and_the_continuous_gaussian() -> None:
