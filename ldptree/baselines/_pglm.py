@@ -266,7 +266,7 @@ class GaussianGLMStatistics:
     def certificate(self) -> ReleaseCertificate:
         """The claim against the ``(epsilon, delta)`` of what :meth:`privatize` samples."""
         groups = self.noise_groups()
-        delta = product_delta(groups, self.epsilon)
+        delta = product_delta(groups, self.epsilon, stop_below=self.delta)
         tables = ", ".join(
             f"{g.count} coordinates with scale {g.sigma:.6g} levels (support {g.law.size})"
             for g in groups
@@ -387,8 +387,9 @@ _PARTS = (1, 8)
 def _calibrated(epsilon: float, delta: float, n_features: int) -> GaussianGLMStatistics:
     """The smallest ``s`` (to a factor ``1 + 2^-11``) at or above the analytic-Gaussian one whose
     realised noise is certified: doubling steps up from it, then bisection on the exponent. One
-    table is used unless a sum of eight certifies a smaller ``s`` (weak privacy: a per-coordinate
-    shift of several sd, beyond what one 64-bit table's tails can certify)."""
+    table is used if it certifies within 2% of the analytic ``s``; otherwise a sum of eight if
+    that certifies a smaller ``s`` (weak privacy: a per-coordinate shift of several sd, or very
+    many coordinates at a small ``delta``, beyond what one 64-bit table's tails can certify)."""
     dim = _dimension(n_features)
     start = math.sqrt(_sensitivity_squared(n_features)) / gaussian_ratio(epsilon, delta)
     best: GaussianGLMStatistics | None = None
@@ -405,8 +406,8 @@ def _calibrated(epsilon: float, delta: float, n_features: int) -> GaussianGLMSta
             best is None or build(power).coordinate_std[0] < best.coordinate_std[0]
         ):
             best = build(power)
-        if best is not None and best.coordinate_std[0] <= start * _INFLATE**8:
-            break  # within 0.4% of the analytic Gaussian: more parts cannot gain much
+        if best is not None and best.coordinate_std[0] <= start * _INFLATE**40:
+            break  # within 2% of the analytic Gaussian: not worth a sum of tables
     if best is None:
         raise ValueError(
             f"could not calibrate discrete Gaussian noise for epsilon={epsilon}, "
