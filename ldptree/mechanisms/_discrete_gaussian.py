@@ -32,7 +32,18 @@ l})_+`` increases with ``l``,
 
     delta(eps) <= 1 - prod_j (1 - m_j) + sum_S P(S) (1 - exp(eps - L_bound(S)))_+,
 
-for every ``k``; the minimum over a few ``k`` is reported. Every term is a sum of non-negative
+for every ``k``; a few ``k`` are tried and the smallest bound (or, given a claim, the first one
+within it) is reported.
+
+**Sums of tables.** One 64-bit table spans about ``+- 8`` standard deviations. When a coordinate's
+worst shift is several standard deviations (very weak privacy), or very many coordinates must
+keep the outputs that are impossible under the other input below a small ``delta``, that width
+binds. A :class:`DiscreteGaussianGroup` with ``parts > 1`` adds ``parts`` independent tables of
+scale ``sigma / sqrt(parts)``: symmetric and log-concave again (a convolution of log-concave
+sequences is log-concave, so the worst-pair argument holds), reaching ``sqrt(parts)`` times
+further in standard deviations. Its law is the convolution of the tables in float64 (non-negative
+sums, relative error below ``1e-13``, covered by the residue's slack), and lower count floors
+(down to ``2^-214``) are tried for it. Every term is a sum of non-negative
 floats (relative rounding error far below the ``1e-9`` slack of a certificate's ``holds``); the
 convolution powers are direct sums unless one step would exceed ``5e7`` multiply-adds (hundreds
 of coordinates), where they use the FFT, whose error (about ``1e-16`` of the largest entry per
