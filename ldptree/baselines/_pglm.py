@@ -53,6 +53,20 @@ noise shrinks like ``n_P^{-1/4}`` it misses the claimed ``(eps, delta)`` for lar
 smallest ``eps`` at the claimed ``delta``). Features are clipped in both modes (the reference does
 not clip, which leaves the sensitivity unbounded).
 
+**Exact release.** The numbers above describe the continuous Gaussian; what is sampled is its
+exact discrete counterpart (:meth:`GaussianGLMStatistics.privatize_codes`): each coordinate is
+rounded stochastically to a power-of-two grid ``h`` (unbiased; the largest ``h <= 1`` with
+``s / h >= 16``, so the rounding adds at most ``1/1024`` of the noise variance) and integer noise
+from realised discrete Gaussian tables of scale ``s / h`` (drawn with 64-bit integer comparisons
+only; under very weak privacy a sum of eight tables, whose tails reach further) is added. A
+holder's report is integer codes, decoded as ``code * h``. Floating-point noise leaked the label:
+``(report - candidate) / s`` landed on the float32 grid only for the true label. Here every
+candidate has positive likelihood for every report. :meth:`~GaussianGLMStatistics.certificate`
+computes ``delta`` at the claimed ``eps`` from the realised tables
+(:mod:`ldptree.mechanisms._discrete_gaussian`: the worst pair shifts every non-constant code by
+``1 / h``), and the calibration inflates the analytic ``s`` by factors ``1 + 2^-11`` until it
+holds; ``delta_at``, ``meets_claim`` and ``spend`` all read that certificate.
+
 Privacy accounting. ``verify_ldp`` certifies pure-eps laws only; a Gaussian release has no finite
 pure epsilon. The release is one ``(eps, delta)`` Gaussian mechanism per holder, recorded once in
 ``privacy_ledger_`` (no composition: one message per holder); its calibration is tested directly
@@ -76,10 +90,15 @@ from scipy import optimize, special
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import as_key, check_choice, check_features, check_int, check_positive
 from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._release import ReleaseCertificate
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._protocol import check_fit_data, fit_scaler
+from ldptree.mechanisms._discrete_gaussian import (
+    DiscreteGaussianGroup,
+    product_delta,
+)
 from ldptree.mechanisms._records import check_first_holder
 
 __all__ = [
@@ -94,6 +113,12 @@ _MODES = ("correct", "reference")
 _NEWTON_STEPS = 10
 #: Released numbers per privatized chunk (holders x D).
 _CHUNK_NUMBERS = 1 << 22
+#: The grid step is the largest power of two with ``std / step >= _LEVELS_PER_STD`` (and <= 1).
+_LEVELS_PER_STD = 16
+_MIN_STEP = 2.0**-30
+#: Calibration inflates the analytic-Gaussian ``s`` by this factor until the certificate holds.
+_INFLATE = 1.0 + 2.0**-11
+_MAX_INFLATIONS = 1 << 16
 
 
 def gaussian_delta(mu: float, epsilon: float) -> float:
@@ -174,14 +199,15 @@ class GaussianGLMStatistics:
     n_features: int
     coordinate_std: tuple[float, ...] = attrs.field(converter=_to_floats)
     calibration: str = "analytic"
+    parts: int = attrs.field(default=1, converter=int)
 
     @classmethod
     def calibrated(cls, epsilon: float, delta: float, n_features: int) -> GaussianGLMStatistics:
-        """Isotropic noise ``s = Delta_2 / mu(eps, delta)`` (analytic Gaussian mechanism)."""
+        """Isotropic noise: ``s = Delta_2 / mu(eps, delta)`` (analytic Gaussian mechanism), then
+        inflated by factors ``1 + 2^-11`` until the certificate of the *realised* discrete
+        Gaussian tables holds (one or two steps in practice)."""
         epsilon = check_positive(epsilon, "epsilon")
-        dim = _dimension(n_features)
-        std = math.sqrt(_sensitivity_squared(n_features)) / gaussian_ratio(epsilon, delta)
-        return cls(epsilon, delta, n_features, (std,) * dim, "analytic")
+        return _calibrated(epsilon, float(delta), check_int(n_features, "n_features", minimum=1))
 
     @classmethod
     def reference(
@@ -209,28 +235,82 @@ class GaussianGLMStatistics:
 
     @property
     def ratio(self) -> float:
-        """``mu = sup ||S^{-1/2} (v - v')||``: every coordinate differs by at most 1, all at once
-        at the worst-case pair, so it is ``sqrt(sum_k [k non-constant] / std_k^2)``."""
+        """``mu = sup ||S^{-1/2} (v - v')||`` of the continuous Gaussian this release discretises:
+        every coordinate differs by at most 1, all at once at the worst-case pair, so it is
+        ``sqrt(sum_k [k non-constant] / std_k^2)``. The privacy of what is sampled is
+        :meth:`certificate` / :meth:`delta_at`."""
         std = np.asarray(self.coordinate_std)
         weights = np.ones(self.dimension)
         weights[0] = 0.0  # the (0, 0) entry is the constant 1
         return float(math.sqrt(np.sum(weights / std**2)))
 
+    @property
+    def step(self) -> float:
+        """Grid step ``h``: the largest power of two ``<= 1`` with ``min std / h >= 16``
+        (at least ``2^-30``); statistics are rounded to it and the noise lives on it."""
+        return _grid_step(min(self.coordinate_std))
+
+    @property
+    def levels(self) -> int:
+        """``N = 1 / h``: each coordinate's code lies in ``{0, ..., N}``."""
+        return round(1.0 / self.step)
+
+    def noise_groups(self) -> tuple[DiscreteGaussianGroup, ...]:
+        """The non-constant coordinates grouped by noise table (scale ``std / h``, shift ``N``)."""
+        return _groups(self.coordinate_std, self.step, self.parts)
+
     def delta_at(self, epsilon: float) -> float:
-        """Exact ``delta`` of one holder's release at ``epsilon``."""
-        return gaussian_delta(self.ratio, epsilon)
+        """Certified ``delta`` of one holder's release at ``epsilon``, computed from the realised
+        discrete Gaussian tables (:func:`~ldptree.mechanisms._discrete_gaussian.product_delta`)."""
+        return product_delta(self.noise_groups(), float(epsilon))
+
+    def certificate(self) -> ReleaseCertificate:
+        """The claim against the ``(epsilon, delta)`` of what :meth:`privatize` samples."""
+        groups = self.noise_groups()
+        delta = product_delta(groups, self.epsilon, stop_below=self.delta)
+        tables = ", ".join(
+            f"{g.count} coordinates with scale {g.sigma:.6g} levels (support {g.law.size})"
+            for g in groups
+        )
+        return ReleaseCertificate(
+            epsilon_claimed=self.epsilon,
+            delta_claimed=self.delta,
+            epsilon=self.epsilon,
+            delta=delta,
+            method="hockey-stick of the realised discrete Gaussian tables at the worst pair",
+            notes=(
+                f"grid step h = 2^{round(math.log2(self.step))}, codes in 0..{self.levels}",
+                f"worst pair: every non-constant code shifted by {self.levels}: {tables}",
+                "tables exactly symmetric and log-concave (else delta = 1)",
+            ),
+        )
 
     @property
     def meets_claim(self) -> bool:
-        """``delta_at(epsilon) <= delta``: the release is ``(epsilon, delta)``-LDP."""
-        return self.delta_at(self.epsilon) <= self.delta
+        """The certificate holds: what is sampled is ``(epsilon, delta)``-LDP."""
+        return self.certificate().holds
 
     @property
     def spend(self) -> PrivacySpend:
-        """The true per-holder spend at the claimed ``delta`` (the claim itself when it holds)."""
+        """The certified per-holder spend at the claimed ``delta`` (the claim when it holds)."""
         if self.meets_claim:
             return PrivacySpend(epsilon=self.epsilon, delta=self.delta)
-        return PrivacySpend(epsilon=gaussian_epsilon(self.ratio, self.delta), delta=self.delta)
+        return PrivacySpend(epsilon=self._epsilon_at(self.delta), delta=self.delta)
+
+    def _epsilon_at(self, delta: float) -> float:
+        """Smallest ``eps`` (to a relative ``1e-6``, rounded up) with ``delta_at(eps) <= delta``."""
+        lo, hi = 0.0, max(self.epsilon, 1.0)
+        while self.delta_at(hi) > delta:
+            lo, hi = hi, 2.0 * hi
+            if hi > 1e6:
+                raise ValueError(f"no epsilon below 1e6 reaches delta={delta!r}")
+        while hi - lo > 1e-6 * hi:
+            mid = 0.5 * (lo + hi)
+            if self.delta_at(mid) <= delta:
+                hi = mid
+            else:
+                lo = mid
+        return hi
 
     def statistic(self, X: Any, y: Any) -> FloatArray:
         """``v(x, y): float[n, D]`` before noise; features clipped to [0, 1], ``y`` in {0, 1}
@@ -245,21 +325,115 @@ class GaussianGLMStatistics:
         out: FloatArray = np.concatenate([Xt[:, rows] * Xt[:, cols], Xt * y01[:, None]], axis=1)
         return out
 
+    def privatize_codes(
+        self, key: PRNGKey, X: Any, y: Any, *, first_holder: int = 0, pad_to: int = 0
+    ) -> np.ndarray[Any, np.dtype[np.int64]]:
+        """Integer reports ``int64[n, D]``: ``round_h(v_i) / h + Z_i`` (decoded as ``code * h``).
+
+        Each coordinate ``v`` is rounded stochastically to ``{floor(v/h), floor(v/h) + 1}`` (up
+        with probability ``frac(v/h)``, decided by comparing a uniform 32-bit word with
+        ``floor(2^32 frac)``: unbiased up to ``2^-32 h``), then ``Z`` is drawn from the realised
+        discrete Gaussian table of its coordinate with 64 uniform bits and integer comparisons
+        only. Holder ``h``'s bits are ``bits(fold_in(key, h))``; ``pad_to`` draws them for at
+        least that many holders (extra rows dropped), so chunks share one compiled sampler.
+        """
+        stats = self.statistic(X, y)
+        n, dim = stats.shape
+        scaled = stats / self.step  # exact: the step is a power of two
+        base = np.floor(scaled)
+        bump = np.floor((scaled - base) * 2.0**32).astype(np.uint64)
+        check_first_holder(first_holder, max(n, pad_to))
+        holders = jnp.arange(first_holder, first_holder + max(n, pad_to), dtype=jnp.uint32)
+        words = np.asarray(_holder_bits(key, holders, dim, self.parts), dtype=np.uint64)[:n]
+        codes = base.astype(np.int64) + (words[:, 0] < bump).astype(np.int64)
+        std = np.asarray(self.coordinate_std)
+        for value in np.unique(std):
+            columns = np.flatnonzero(std == value)
+            law = DiscreteGaussianGroup(float(value) / self.step, 0, 1, self.parts).law
+            for part in range(self.parts):
+                hi, lo = words[:, 1 + 2 * part], words[:, 2 + 2 * part]
+                uniform = (hi[:, columns] << np.uint64(32)) | lo[:, columns]
+                codes[:, columns] += law.sample_uniform(uniform)
+        return codes
+
     def privatize(
         self, key: PRNGKey, X: Any, y: Any, *, first_holder: int = 0, pad_to: int = 0
     ) -> FloatArray:
-        """Noisy ``v_i: float[n, D]``; holder ``h``'s noise is ``normal(fold_in(key, h))``.
-
-        ``pad_to`` draws noise for at least that many holders (extra rows dropped), so chunks of
-        one size share one compiled sampler.
-        """
-        stats = self.statistic(X, y)
-        n = stats.shape[0]
-        check_first_holder(first_holder, max(n, pad_to))
-        holders = jnp.arange(first_holder, first_holder + max(n, pad_to), dtype=jnp.uint32)
-        noise = np.asarray(_holder_noise(key, holders, stats.shape[1]), np.float64)[:n]
-        out: FloatArray = stats + noise * np.asarray(self.coordinate_std)
+        """Decoded reports ``code * h: float[n, D]`` of :meth:`privatize_codes`."""
+        codes = self.privatize_codes(key, X, y, first_holder=first_holder, pad_to=pad_to)
+        out: FloatArray = codes.astype(np.float64) * self.step
         return out
+
+
+def _grid_step(std: float) -> float:
+    if not (math.isfinite(std) and std > 0.0):
+        raise ValueError(f"coordinate_std must be finite and positive, got {std!r}")
+    return max(_MIN_STEP, min(1.0, 2.0 ** math.floor(math.log2(std / _LEVELS_PER_STD))))
+
+
+def _groups(std: tuple[float, ...], step: float, parts: int) -> tuple[DiscreteGaussianGroup, ...]:
+    """Non-constant coordinates (all but the first) grouped by their noise scale in levels."""
+    values, counts = np.unique(np.asarray(std[1:]), return_counts=True)
+    shift = round(1.0 / step)
+    return tuple(
+        DiscreteGaussianGroup(float(v) / step, int(c), shift, parts)
+        for v, c in zip(values, counts, strict=True)
+    )
+
+
+#: Parts tried by the calibration: one table, or a sum of eight (reaches further into the tails).
+_PARTS = (1, 8)
+
+
+@functools.lru_cache(maxsize=64)
+def _calibrated(epsilon: float, delta: float, n_features: int) -> GaussianGLMStatistics:
+    """The smallest ``s`` (to a factor ``1 + 2^-11``) at or above the analytic-Gaussian one whose
+    realised noise is certified: doubling steps up from it, then bisection on the exponent. One
+    table is used if it certifies within 2% of the analytic ``s``; otherwise a sum of eight if
+    that certifies a smaller ``s`` (weak privacy: a per-coordinate shift of several sd, or very
+    many coordinates at a small ``delta``, beyond what one 64-bit table's tails can certify)."""
+    dim = _dimension(n_features)
+    start = math.sqrt(_sensitivity_squared(n_features)) / gaussian_ratio(epsilon, delta)
+    best: GaussianGLMStatistics | None = None
+    for parts in _PARTS:
+
+        def build(power: int, parts: int = parts) -> GaussianGLMStatistics:
+            std = start * _INFLATE**power
+            return GaussianGLMStatistics(
+                epsilon, delta, n_features, (std,) * dim, "analytic", parts
+            )
+
+        power = _smallest_power(build)
+        if power is not None and (
+            best is None or build(power).coordinate_std[0] < best.coordinate_std[0]
+        ):
+            best = build(power)
+        if best is not None and best.coordinate_std[0] <= start * _INFLATE**40:
+            break  # within 2% of the analytic Gaussian: not worth a sum of tables
+    if best is None:
+        raise ValueError(
+            f"could not calibrate discrete Gaussian noise for epsilon={epsilon}, "
+            f"delta={delta}, n_features={n_features}"
+        )
+    return best
+
+
+def _smallest_power(build: Any) -> int | None:
+    """Smallest ``p >= 0`` with ``build(p).certificate().holds`` (doubling, then bisection)."""
+    if build(0).certificate().holds:
+        return 0
+    low, high = 0, 1
+    while not build(high).certificate().holds:
+        low, high = high, 2 * high
+        if high > _MAX_INFLATIONS:
+            return None
+    while high - low > 1:
+        mid = (low + high) // 2
+        if build(mid).certificate().holds:
+            high = mid
+        else:
+            low = mid
+    return high
 
 
 def _dimension(n_features: int) -> int:
@@ -271,12 +445,14 @@ def _sensitivity_squared(n_features: int) -> float:
     return (n_features**2 + 5 * n_features + 2) / 2.0
 
 
-@functools.partial(jax.jit, static_argnames="dim")
-def _holder_noise(key: PRNGKey, holders: jax.Array, dim: int) -> jax.Array:
-    """``N(0, 1)^dim`` float32 noise of each holder, from its own key ``fold_in(key, h)``."""
-    out: jax.Array = jax.vmap(lambda h: jax.random.normal(jax.random.fold_in(key, h), (dim,)))(
-        holders
-    )
+@functools.partial(jax.jit, static_argnames=("dim", "parts"))
+def _holder_bits(key: PRNGKey, holders: jax.Array, dim: int, parts: int) -> jax.Array:
+    """``uint32[n, 1 + 2 parts, dim]`` uniform words of each holder, from its own key
+    ``fold_in(key, h)``: one for the stochastic rounding, then two (high, low) per 64-bit draw
+    of each noise part."""
+    out: jax.Array = jax.vmap(
+        lambda h: jax.random.bits(jax.random.fold_in(key, h), (1 + 2 * parts, dim), jnp.uint32)
+    )(holders)
     return out
 
 
@@ -385,18 +561,18 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
         codes = encode_labels(y_raw, classes, "y")
         Xs = scaler.transform(X_arr)
         key = as_key(self.random_state)
-        total = np.zeros(mechanism.dimension)
-        step = max(1, min(chunk, _CHUNK_NUMBERS // mechanism.dimension))
+        summed = np.zeros(mechanism.dimension, dtype=np.int64)
+        step = max(1, min(chunk, _CHUNK_NUMBERS // (mechanism.dimension * mechanism.parts)))
         for start in range(0, n, step):
-            reports = mechanism.privatize(
+            reports = mechanism.privatize_codes(
                 key,
                 Xs[start : start + step],
                 codes[start : start + step],
                 first_holder=start,
                 pad_to=min(step, n),
             )
-            total += reports.sum(axis=0)
-        gram, moment = _unpack(total, d)
+            summed += reports.sum(axis=0)
+        gram, moment = _unpack(summed.astype(np.float64) * mechanism.step, d)
         beta01, solver = _solve(gram, moment)
         if self.mode == "correct":
             beta = 2.0 * beta01

@@ -177,8 +177,7 @@ class PrivUnitG:
             delta_claimed=0.0,
             epsilon=realised,
             delta=0.0,
-            holds=realised <= claim * (1.0 + 1e-9),
-            pure=False,
+            covers_sampler=False,
             method="PrivUnitG cap ratio p (1 - q) / ((1 - p) q) from the sampler's constants",
             notes=(
                 f"covers the declared law: cap coin p = {self.p!r} (exact as sampled: a float32 "

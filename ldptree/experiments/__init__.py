@@ -10,7 +10,7 @@ from ldptree.experiments._lpct_table import lpct_source, lpct_table_experiment
 from ldptree.experiments._lpdt_figure2 import run_lpdt_figure2
 from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._metrics import ACCURACY, MSE, Metric
-from ldptree.experiments._private_validation import privatize_losses
+from ldptree.experiments._private_validation import loss_release_certificate, privatize_losses
 from ldptree.experiments._published import LPDT_PUBLISHED, lpdt_published
 from ldptree.experiments._records import RunRecord, read_records
 from ldptree.experiments._registry import Estimator, MethodRegistry, MethodSpec
@@ -57,6 +57,7 @@ __all__ += [
     "grid_preset",
     "impute_from_public",
     "load_config",
+    "loss_release_certificate",
     "lpct_source",
     "lpct_table_experiment",
     "lpdt_published",

@@ -7,7 +7,8 @@
   is optimistic, and ``k`` fits on the same holders would cost each of them ``k eps``; every row
   says so (``private_pipeline = False``, ``holder_epsilon = k eps``).
 * :class:`PrivateTuning`: a fraction of the training holders becomes validation
-  holders, who release their ``k`` clipped losses with Laplace noise (:mod:`._private_validation`);
+  holders, who release their ``k`` clipped losses as integer codes with exactly sampled discrete
+  Laplace noise (:mod:`._private_validation`);
   the curator keeps the model with the smallest noisy validation loss. With
   ``training="disjoint"`` (default) the remaining holders are split into ``k`` groups, one per
   grid point, so *every holder releases exactly once*: training holders their ``eps`` report,
@@ -34,6 +35,7 @@ from ldptree.accounting import PrivacyLedger, PrivacySpend
 from ldptree.experiments._grids import Grid, grid_preset
 from ldptree.experiments._metrics import Metric
 from ldptree.experiments._private_validation import (
+    loss_release_certificate,
     noise_scale,
     paper_noise_scale,
     privatize_losses,
@@ -251,14 +253,14 @@ class PrivateTuning:
         disjoint = self.training == "disjoint"
         spend = (
             f"{cell.epsilon:g}-LDP per holder: training groups and validation holders are "
-            f"disjoint (parallel composition); validation Laplace scale k B / eps = "
+            f"disjoint (parallel composition); validation discrete Laplace scale k B / eps = "
             f"{noise_scale(k, bound, cell.epsilon):.4g} (paper's M^2 sqrt(k)/eps = "
             f"{paper_noise_scale(k, bound, cell.epsilon):.4g}, not used), k = {k}"
         )
         if not disjoint:
             spend = (
                 f"training holders report to all {k} models: {k * cell.epsilon:g}-LDP (basic "
-                f"composition); validation holders {cell.epsilon:g}-LDP; Laplace scale "
+                f"composition); validation holders {cell.epsilon:g}-LDP; discrete Laplace scale "
                 f"{noise_scale(k, bound, cell.epsilon):.4g}"
             )
         return [
@@ -332,9 +334,13 @@ class _Charges:
         return model.predict(X_eval)
 
     def charge_validation(self, k: int, bound: float) -> None:
+        """Charge the validation release its certified spend (the claim when the realised counts
+        certify it, which :func:`loss_release_certificate` checks)."""
+        cert = loss_release_certificate(k, bound, self.epsilon)
         self.ledger = self.ledger.record(
-            f"{k} clipped losses + Laplace(k B / eps), B = {bound:.4g}",
-            PrivacySpend(epsilon=self.epsilon),
+            f"{k} clipped losses as integer codes + exact discrete Laplace (scale k B / eps), "
+            f"B = {bound:.4g}",
+            PrivacySpend(epsilon=self.epsilon if cert.pure else max(cert.epsilon, self.epsilon)),
             holders="validation",
         )
 
