@@ -28,7 +28,7 @@ import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree.partitions._builder import Node, TreeRule, rank_candidates
-from ldptree.partitions._criteria import CRITERIA, split_gains
+from ldptree.partitions._criteria import CRITERIA, sorted_split_gains
 from ldptree.partitions._params import check_criterion, positive_int, to_threshold
 
 _THRESHOLDS = ("quantile", "exact")
@@ -65,12 +65,21 @@ class CartPartitioner(TreeRule):
 
     def candidates(self, x: FloatArray) -> FloatArray:
         """Candidate thresholds for one feature's public values ``x`` in a cell."""
-        unique = np.unique(x)
+        return self._sorted_candidates(np.sort(x))
+
+    def _sorted_candidates(self, x_sorted: FloatArray) -> FloatArray:
+        """:meth:`candidates` from the values already sorted."""
+        distinct = np.empty(x_sorted.shape[0], dtype=bool)
+        distinct[:1] = True
+        np.not_equal(x_sorted[1:], x_sorted[:-1], out=distinct[1:])
+        unique = x_sorted[np.flatnonzero(distinct)]
         if self.thresholds == "exact":
             out: FloatArray = (unique[:-1] + unique[1:]) / 2.0
             return out
-        levels = (2.0 * np.arange(self.search_number) + 1.0) / (2.0 * self.search_number)
-        return np.unique(np.quantile(unique, levels))
+        levels: FloatArray = (2.0 * np.arange(self.search_number) + 1.0) / (
+            2.0 * self.search_number
+        )
+        return np.unique(sorted_quantiles(unique, levels))
 
     def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
         if y is None and X.shape[0] > 0:
@@ -80,16 +89,23 @@ class CartPartitioner(TreeRule):
             )
 
     def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
-        if node.y is None or node.X.shape[0] == 0:
+        y = node.y
+        if y is None or node.n_rows == 0:
             return []
-        criterion, n_features = CRITERIA[self.criterion], node.X.shape[1]
+        criterion, n_features = CRITERIA[self.criterion], node.lower.shape[0]
+        anchor = criterion.anchor(y)  # the cell's mean or class count, from its sample order
         deltas = np.zeros(n_features)
         split_at = np.full(n_features, np.nan)
         for k in range(n_features):
-            thresholds = self.candidates(node.X[:, k])
+            # inherited from the parent: no sort below the root
+            x_sorted, y_sorted = node.sorted_feature(k)
+            assert y_sorted is not None
+            thresholds = self._sorted_candidates(x_sorted)
             if thresholds.size == 0:
                 continue
-            gains = split_gains(criterion, node.X[:, k], node.y, thresholds)
+            gains = sorted_split_gains(
+                criterion, x_sorted, criterion.stats_with(y_sorted, anchor), thresholds
+            )
             best = int(np.argmax(gains))
             if gains[best] > 0.0 and gains[best] >= self.threshold:
                 deltas[k], split_at[k] = gains[best], thresholds[best]
@@ -98,3 +114,28 @@ class CartPartitioner(TreeRule):
             for k in rank_candidates(deltas, self.threshold)
             if not np.isnan(split_at[k])
         ]
+
+
+def sorted_quantiles(values: FloatArray, levels: FloatArray) -> FloatArray:
+    """``np.quantile(values, levels)`` (linear interpolation) of sorted, non-empty ``values``.
+
+    The quantile at level ``q`` sits at the virtual index ``v = (U - 1) q`` of the ``U`` sorted
+    values: ``a + (b - a) g`` between ``a = values[floor(v)]`` and ``b = values[floor(v) + 1]``
+    with ``g = v - floor(v)``, evaluated as ``b - (b - a)(1 - g)`` when ``g >= 1/2``; indices at or
+    past the end take the last value. These are NumPy's operations in NumPy's order, so the
+    result is bit-for-bit ``np.quantile``'s (a test checks), without its sort and overhead.
+    """
+    count = values.shape[0]
+    virtual = (count - 1) * levels
+    below = np.floor(virtual)
+    above = below + 1
+    past_end = virtual >= count - 1
+    below[past_end] = -1
+    above[past_end] = -1
+    lower_index, upper_index = below.astype(np.intp), above.astype(np.intp)
+    weight = virtual - lower_index
+    a, b = values[lower_index], values[upper_index]
+    diff = b - a
+    out: FloatArray = a + diff * weight
+    np.subtract(b, diff * (1 - weight), out=out, where=weight >= 0.5)
+    return out

@@ -33,11 +33,26 @@ from ldptree._typing import BoolArray, FloatArray
 ImpuritySum = Callable[[FloatArray], float]
 
 
-def _mse_stats(y: FloatArray) -> FloatArray:
+def _mean(y: FloatArray) -> float:
+    return float(y.mean())
+
+
+def _mse_stats(y: FloatArray, centre: float) -> FloatArray:
     # Centring at the cell mean keeps ``sum y^2 - (sum y)^2 / m`` free of cancellation; the
     # variance is shift invariant and the shift is common to both children.
-    centred = y - y.mean()
-    return np.column_stack([np.ones_like(y), centred, centred * centred])
+    # column-major: the cumulative sums of CART's sweep run down contiguous columns
+    out: FloatArray = np.empty((y.shape[0], 3), order="F")
+    out[:, 0] = 1.0
+    np.subtract(y, centre, out=out[:, 1])
+    np.multiply(out[:, 1], out[:, 1], out=out[:, 2])
+    return out
+
+
+def _mse_totals(y: FloatArray) -> FloatArray:
+    # ``_mse_stats(y, mean).sum(axis=0)`` without the stacked copy: that sum runs down each
+    # column in order, which is what the last entry of a cumulative sum is, bit for bit.
+    centred = y - _mean(y)
+    return np.array([float(y.shape[0]), np.cumsum(centred)[-1], np.cumsum(centred * centred)[-1]])
 
 
 def _mse_from_stats(s: FloatArray) -> FloatArray:
@@ -45,12 +60,22 @@ def _mse_from_stats(s: FloatArray) -> FloatArray:
     return np.where(m > 0, squares - total * total / np.maximum(m, 1.0), 0.0)
 
 
-def _class_stats(y: FloatArray) -> FloatArray:
-    codes = y.astype(np.int64)
-    n_classes = int(codes.max()) + 1 if codes.size else 1
-    onehot: FloatArray = np.zeros((codes.shape[0], n_classes))
-    onehot[np.arange(codes.shape[0]), codes] = 1.0
+def _n_classes(y: FloatArray) -> float:
+    return float(y.max()) + 1.0 if y.size else 1.0
+
+
+def _class_stats(y: FloatArray, n_classes: float) -> FloatArray:
+    onehot: FloatArray = np.zeros((y.shape[0], int(n_classes)), order="F")
+    for k in range(int(n_classes)):
+        np.equal(y, k, out=onehot[:, k])
     return onehot
+
+
+def _class_totals(y: FloatArray) -> FloatArray:
+    counts: FloatArray = np.bincount(y.astype(np.int64), minlength=int(_n_classes(y))).astype(
+        np.float64
+    )
+    return counts
 
 
 def _entropy_from_stats(counts: FloatArray) -> FloatArray:
@@ -73,25 +98,42 @@ def _gini_from_stats(counts: FloatArray) -> FloatArray:
 class Criterion:
     """An impurity ``I`` in additive form: ``m I(y) = from_stats(sum_i stats(y)_i)``.
 
-    ``classification`` criteria expect class codes ``0..K-1`` (as floats). Calling the criterion
-    on the labels of a cell returns ``m * I(y)``, so it is an :data:`ImpuritySum`.
+    A point's statistics depend on its label and on one number of its cell, ``anchor(y)`` (the
+    mean for ``mse``, the number of classes ``K`` for the others), so ``stats_with(v, anchor(y))``
+    gives the statistics of any reordering or subset ``v`` of the cell's labels ``y``, as
+    ``stats(y)`` would list them. ``totals(y)`` is ``stats(y).sum(axis=0)``, bit for bit, without
+    the per-point array. ``classification`` criteria expect class codes ``0..K-1`` (as floats).
+    Calling the criterion on the labels of a cell returns ``m * I(y)``, so it is an
+    :data:`ImpuritySum`.
     """
 
     name: str
-    stats: Callable[[FloatArray], FloatArray]
+    anchor: Callable[[FloatArray], float]
+    stats_with: Callable[[FloatArray, float], FloatArray]
+    totals: Callable[[FloatArray], FloatArray]
     from_stats: Callable[[FloatArray], FloatArray]
     classification: bool
+    #: whether the first statistic is the constant 1 (so its sums are point counts)
+    count_column: bool = False
+
+    def stats(self, y: FloatArray) -> FloatArray:
+        """Per-point statistics ``float[m, s]`` of a cell's labels."""
+        return self.stats_with(y, self.anchor(y))
 
     def __call__(self, y: FloatArray) -> float:
         if y.size == 0:
             return 0.0
-        return float(self.from_stats(self.stats(y).sum(axis=0)))
+        return float(self.from_stats(self.totals(y)))
 
 
 CRITERIA: dict[str, Criterion] = {
-    "mse": Criterion("mse", _mse_stats, _mse_from_stats, classification=False),
-    "entropy": Criterion("entropy", _class_stats, _entropy_from_stats, classification=True),
-    "gini": Criterion("gini", _class_stats, _gini_from_stats, classification=True),
+    "mse": Criterion(
+        "mse", _mean, _mse_stats, _mse_totals, _mse_from_stats, False, count_column=True
+    ),
+    "entropy": Criterion(
+        "entropy", _n_classes, _class_stats, _class_totals, _entropy_from_stats, True
+    ),
+    "gini": Criterion("gini", _n_classes, _class_stats, _class_totals, _gini_from_stats, True),
 }
 
 
@@ -106,13 +148,21 @@ def check_criterion_labels(criterion: Criterion, y: FloatArray | None, name: str
         )
 
 
-def gain(impurity_sum: ImpuritySum, y: FloatArray, go_left: BoolArray) -> float:
-    """``Delta`` above for one candidate split (0 for an empty cell)."""
+def gain(
+    impurity_sum: ImpuritySum, y: FloatArray, go_left: BoolArray, parent: float | None = None
+) -> float:
+    """``Delta`` above for one candidate split (0 for an empty cell).
+
+    ``parent`` is ``impurity_sum(y)`` when the caller already has it (several candidates of one
+    cell share it); the result is the same.
+    """
     m = y.shape[0]
     if m == 0:
         return 0.0
-    parent = impurity_sum(y)
-    children = impurity_sum(y[go_left]) + impurity_sum(y[~go_left])
+    if parent is None:
+        parent = impurity_sum(y)
+    on_left, on_right = np.flatnonzero(go_left), np.flatnonzero(~go_left)  # faster than y[mask]
+    children = impurity_sum(y[on_left]) + impurity_sum(y[on_right])
     return float((parent - children) / m)
 
 
@@ -123,15 +173,37 @@ def split_gains(
 
     ``O(m log m + m s + |thresholds| s)`` for ``m`` points with ``s`` statistics per point.
     """
-    m = y.shape[0]
-    if m == 0:
+    if y.shape[0] == 0:
         return np.zeros(thresholds.shape[0])
     order = np.argsort(x, kind="stable")
-    stats = criterion.stats(y)[order]
-    cumulative = np.vstack([np.zeros((1, stats.shape[1])), np.cumsum(stats, axis=0)])
-    n_left = np.searchsorted(x[order], thresholds, side="left")
-    left = cumulative[n_left]
-    right = cumulative[-1] - left
-    parent = criterion.from_stats(cumulative[-1])
-    gains: FloatArray = (parent - criterion.from_stats(left) - criterion.from_stats(right)) / m
+    return sorted_split_gains(criterion, x[order], criterion.stats(y)[order], thresholds)
+
+
+def sorted_split_gains(
+    criterion: Criterion, x_sorted: FloatArray, stats_sorted: FloatArray, thresholds: FloatArray
+) -> FloatArray:
+    """:func:`split_gains` from the points already sorted by ``x`` (stably) with their statistics
+    ``criterion.stats(y)`` in the same order: one cumulative sum, ``O(m s + |thresholds| s)``.
+
+    The left child of ``t`` holds the first ``n_L(t) = #{x < t}`` sorted points, so its statistics
+    are a prefix sum and the right child's are the total minus it.
+    """
+    m, n_thresholds = x_sorted.shape[0], thresholds.shape[0]
+    if m == 0:
+        return np.zeros(n_thresholds)
+    n_left = np.searchsorted(x_sorted, thresholds, side="left")
+    # rows: the whole cell, then the left children, then the right children
+    sums = np.zeros((2 * n_thresholds + 1, stats_sorted.shape[1]))
+    first = 0
+    if criterion.count_column:  # a column of ones: its prefix sums are the exact counts n_L
+        sums[0, 0], sums[1 : n_thresholds + 1, 0] = m, n_left
+        first = 1
+    cumulative = np.cumsum(stats_sorted[:, first:], axis=0)
+    sums[0, first:] = cumulative[-1]
+    some = np.flatnonzero(n_left > 0)
+    sums[1 + some, first:] = cumulative[n_left[some] - 1]
+    sums[n_thresholds + 1 :] = sums[0] - sums[1 : n_thresholds + 1]
+    impurity = criterion.from_stats(sums)
+    parent, left, right = impurity[0], impurity[1 : n_thresholds + 1], impurity[n_thresholds + 1 :]
+    gains: FloatArray = (parent - left - right) / m
     return gains
