@@ -76,7 +76,7 @@ class CartPartitioner(TreeRule):
         if self.thresholds == "exact":
             out: FloatArray = (unique[:-1] + unique[1:]) / 2.0
             return out
-        levels: FloatArray = (2.0 * np.arange(self.search_number) + 1.0) / (
+        levels = (2.0 * np.arange(self.search_number, dtype=np.float64) + 1.0) / (
             2.0 * self.search_number
         )
         return np.unique(sorted_quantiles(unique, levels))
