@@ -1,5 +1,6 @@
 """ldptree: locally differentially private tree estimators with public data."""
 
+from ldptree._jax_cache import enable_compilation_cache
 from ldptree._validation import NotApplicableError, NotFittedError
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.partitions import Partition
@@ -19,4 +20,5 @@ __all__ = [
     "Partition",
     "Partitioner",
     "__version__",
+    "enable_compilation_cache",
 ]
