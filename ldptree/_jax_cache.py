@@ -64,7 +64,7 @@ def enable_compilation_cache(
 
     if "JAX_COMPILATION_CACHE_DIR" in environ:
         return Path(environ["JAX_COMPILATION_CACHE_DIR"])
-    configured = jax.config.jax_compilation_cache_dir
+    configured = getattr(jax.config, "jax_compilation_cache_dir", None)  # untyped option
     if configured:
         return Path(configured)
     folder = cache_dir(environ)
