@@ -353,8 +353,11 @@ class TreeRule:
         proposals = count()
 
         def propose(node: Node) -> Sequence[tuple[int, float]]:
-            node_key = None if key is None else jax.random.fold_in(key, next(proposals))
-            return self._propose(node, node_key)
+            # deterministic rules ignore the key: deriving one per node would cost a JAX
+            # dispatch per node (most of a small growth) for nothing
+            if key is None or self.deterministic:
+                return self._propose(node, None)
+            return self._propose(node, jax.random.fold_in(key, next(proposals)))
 
         return grow(
             X,
