@@ -37,15 +37,11 @@ def _mean(y: FloatArray) -> float:
     return float(y.mean())
 
 
-def _mse_stats(y: FloatArray, centre: float) -> FloatArray:
+def _mse_columns(y: FloatArray, centre: float) -> list[FloatArray]:
     # Centring at the cell mean keeps ``sum y^2 - (sum y)^2 / m`` free of cancellation; the
     # variance is shift invariant and the shift is common to both children.
-    # column-major: the cumulative sums of CART's sweep run down contiguous columns
-    out: FloatArray = np.empty((y.shape[0], 3), order="F")
-    out[:, 0] = 1.0
-    np.subtract(y, centre, out=out[:, 1])
-    np.multiply(out[:, 1], out[:, 1], out=out[:, 2])
-    return out
+    centred = y - centre
+    return [np.ones_like(y), centred, centred * centred]
 
 
 def _mse_totals(y: FloatArray) -> FloatArray:
@@ -64,11 +60,8 @@ def _n_classes(y: FloatArray) -> float:
     return float(y.max()) + 1.0 if y.size else 1.0
 
 
-def _class_stats(y: FloatArray, n_classes: float) -> FloatArray:
-    onehot: FloatArray = np.zeros((y.shape[0], int(n_classes)), order="F")
-    for k in range(int(n_classes)):
-        np.equal(y, k, out=onehot[:, k])
-    return onehot
+def _class_columns(y: FloatArray, n_classes: float) -> list[FloatArray]:
+    return [(y == k).astype(np.float64) for k in range(int(n_classes))]
 
 
 def _class_totals(y: FloatArray) -> FloatArray:
@@ -99,9 +92,10 @@ class Criterion:
     """An impurity ``I`` in additive form: ``m I(y) = from_stats(sum_i stats(y)_i)``.
 
     A point's statistics depend on its label and on one number of its cell, ``anchor(y)`` (the
-    mean for ``mse``, the number of classes ``K`` for the others), so ``stats_with(v, anchor(y))``
-    gives the statistics of any reordering or subset ``v`` of the cell's labels ``y``, as
-    ``stats(y)`` would list them. ``totals(y)`` is ``stats(y).sum(axis=0)``, bit for bit, without
+    mean for ``mse``, the number of classes ``K`` for the others), so
+    ``columns_with(v, anchor(y))`` gives the statistics (one array shaped like ``v`` per
+    statistic) of any reordering or subset ``v`` of the cell's labels ``y``, as ``stats(y)``
+    would list them. ``totals(y)`` is ``stats(y).sum(axis=0)``, bit for bit, without
     the per-point array. ``classification`` criteria expect class codes ``0..K-1`` (as floats).
     Calling the criterion on the labels of a cell returns ``m * I(y)``, so it is an
     :data:`ImpuritySum`.
@@ -109,7 +103,7 @@ class Criterion:
 
     name: str
     anchor: Callable[[FloatArray], float]
-    stats_with: Callable[[FloatArray, float], FloatArray]
+    columns_with: Callable[[FloatArray, float], list[FloatArray]]
     totals: Callable[[FloatArray], FloatArray]
     from_stats: Callable[[FloatArray], FloatArray]
     classification: bool
@@ -120,6 +114,11 @@ class Criterion:
         """Per-point statistics ``float[m, s]`` of a cell's labels."""
         return self.stats_with(y, self.anchor(y))
 
+    def stats_with(self, v: FloatArray, anchor: float) -> FloatArray:
+        """Statistics ``float[m, s]`` of labels ``v`` of a cell whose anchor is ``anchor``."""
+        out: FloatArray = np.column_stack(self.columns_with(v, anchor))
+        return out
+
     def __call__(self, y: FloatArray) -> float:
         if y.size == 0:
             return 0.0
@@ -128,12 +127,12 @@ class Criterion:
 
 CRITERIA: dict[str, Criterion] = {
     "mse": Criterion(
-        "mse", _mean, _mse_stats, _mse_totals, _mse_from_stats, False, count_column=True
+        "mse", _mean, _mse_columns, _mse_totals, _mse_from_stats, False, count_column=True
     ),
     "entropy": Criterion(
-        "entropy", _n_classes, _class_stats, _class_totals, _entropy_from_stats, True
+        "entropy", _n_classes, _class_columns, _class_totals, _entropy_from_stats, True
     ),
-    "gini": Criterion("gini", _n_classes, _class_stats, _class_totals, _gini_from_stats, True),
+    "gini": Criterion("gini", _n_classes, _class_columns, _class_totals, _gini_from_stats, True),
 }
 
 
@@ -183,27 +182,46 @@ def sorted_split_gains(
     criterion: Criterion, x_sorted: FloatArray, stats_sorted: FloatArray, thresholds: FloatArray
 ) -> FloatArray:
     """:func:`split_gains` from the points already sorted by ``x`` (stably) with their statistics
-    ``criterion.stats(y)`` in the same order: one cumulative sum, ``O(m s + |thresholds| s)``.
+    ``criterion.stats(y)`` in the same order (one cumulative sum, ``O(m s + |thresholds| s)``)."""
+    if x_sorted.shape[0] == 0:
+        return np.zeros(thresholds.shape[0])
+    columns = [stats_sorted[:, j][None, :] for j in range(stats_sorted.shape[1])]
+    gains: FloatArray = sweep_gains(criterion, x_sorted[None, :], columns, thresholds[None, :])[0]
+    return gains
 
-    The left child of ``t`` holds the first ``n_L(t) = #{x < t}`` sorted points, so its statistics
-    are a prefix sum and the right child's are the total minus it.
+
+def sweep_gains(
+    criterion: Criterion, x_sorted: FloatArray, columns: list[FloatArray], thresholds: FloatArray
+) -> FloatArray:
+    """Gains ``float[r, T]`` of ``{x < t}`` for ``r`` sorted rows of ``m`` points at once.
+
+    Row ``i`` of ``x_sorted`` (``float[r, m]``, each row sorted stably) and of every statistic in
+    ``columns`` (``float[r, m]`` each, in the same order) describes one cell's points; row ``i`` of
+    ``thresholds`` (``float[r, T]``) its candidates. The left child of ``t`` holds the first
+    ``n_L(t) = #{x < t}`` points of the row, so its statistics are prefix sums (running down the
+    row, in order) and the right child's are the total minus them.
     """
-    m, n_thresholds = x_sorted.shape[0], thresholds.shape[0]
-    if m == 0:
-        return np.zeros(n_thresholds)
-    n_left = np.searchsorted(x_sorted, thresholds, side="left")
-    # rows: the whole cell, then the left children, then the right children
-    sums = np.zeros((2 * n_thresholds + 1, stats_sorted.shape[1]))
-    first = 0
-    if criterion.count_column:  # a column of ones: its prefix sums are the exact counts n_L
-        sums[0, 0], sums[1 : n_thresholds + 1, 0] = m, n_left
-        first = 1
-    cumulative = np.cumsum(stats_sorted[:, first:], axis=0)
-    sums[0, first:] = cumulative[-1]
-    some = np.flatnonzero(n_left > 0)
-    sums[1 + some, first:] = cumulative[n_left[some] - 1]
-    sums[n_thresholds + 1 :] = sums[0] - sums[1 : n_thresholds + 1]
+    r, m = x_sorted.shape
+    n_thresholds = thresholds.shape[1]
+    n_left = np.stack(
+        [np.searchsorted(x_sorted[i], thresholds[i], side="left") for i in range(r)]
+    ).reshape(r, n_thresholds)
+    # axis 1: the whole cell, then the left children, then the right children
+    sums = np.zeros((r, 2 * n_thresholds + 1, len(columns)))
+    some = n_left > 0
+    below = np.maximum(n_left - 1, 0)
+    for j, column in enumerate(columns):
+        if j == 0 and criterion.count_column:  # a column of ones: its sums are exact counts
+            sums[:, 0, 0], sums[:, 1 : n_thresholds + 1, 0] = m, n_left
+            continue
+        cumulative = np.cumsum(column, axis=1)
+        sums[:, 0, j] = cumulative[:, -1]
+        sums[:, 1 : n_thresholds + 1, j] = np.where(
+            some, np.take_along_axis(cumulative, below, axis=1), 0.0
+        )
+    sums[:, n_thresholds + 1 :] = sums[:, :1] - sums[:, 1 : n_thresholds + 1]
     impurity = criterion.from_stats(sums)
-    parent, left, right = impurity[0], impurity[1 : n_thresholds + 1], impurity[n_thresholds + 1 :]
+    parent = impurity[:, :1]
+    left, right = impurity[:, 1 : n_thresholds + 1], impurity[:, n_thresholds + 1 :]
     gains: FloatArray = (parent - left - right) / m
     return gains

@@ -21,7 +21,7 @@ from ldptree.partitions import (
     Partition,
     RandomMaxEdgePartitioner,
 )
-from ldptree.partitions._builder import distinct_row_ids, rank_candidates
+from ldptree.partitions._builder import distinct_row_ids, rank_candidates, stable_argsort_rows
 from ldptree.partitions._cart import sorted_quantiles
 
 
@@ -180,8 +180,16 @@ def test_sorted_quantiles_are_numpys_bit_for_bit() -> None:
         for count in (1, 3, 10, 17):
             levels = (2.0 * np.arange(count) + 1.0) / (2.0 * count)
             np.testing.assert_array_equal(
-                sorted_quantiles(values, levels), np.quantile(values, levels)
+                sorted_quantiles(values, np.array([0]), np.array([size]), levels)[0],
+                np.quantile(values, levels),
             )
+    # several segments of one flat array in one call
+    segments = [np.sort(rng.normal(size=size)) for size in (1, 4, 30)]
+    levels = (2.0 * np.arange(10) + 1.0) / 20.0
+    counts = np.array([s.shape[0] for s in segments])
+    out = sorted_quantiles(np.concatenate(segments), np.cumsum(counts) - counts, counts, levels)
+    for row, segment in zip(out, segments, strict=True):
+        np.testing.assert_array_equal(row, np.quantile(segment, levels))
 
 
 def test_distinct_row_ids_match_numpy_unique() -> None:
@@ -206,3 +214,12 @@ def test_totals_are_the_column_sums_of_the_statistics(name: str) -> None:
             y = y * rng.normal(size=size) * 1e3
         rows_in_order = np.ascontiguousarray(criterion.stats(y)).sum(axis=0)
         np.testing.assert_array_equal(criterion.totals(y), rows_in_order)
+
+
+def test_stable_argsort_rows_is_numpys_stable_argsort() -> None:
+    rng = np.random.default_rng(3)
+    for values in (rng.uniform(size=(3, 500)), rng.integers(0, 4, (3, 500)) / 3.0):
+        values[0, ::5] = -0.0 * values[0, ::5]  # signed zeros compare equal
+        np.testing.assert_array_equal(
+            stable_argsort_rows(values), np.argsort(values, axis=1, kind="stable")
+        )
