@@ -1,6 +1,6 @@
 """Top-down growth of a partition on public data, shared by every splitting rule.
 
-Stopping rules (spec §2.2, the reference builder): a node holding ``m`` public points at depth
+Stopping rules (those of the papers' reference builder): a node holding ``m`` public points at depth
 ``s`` becomes a leaf when ``m <= min_samples_split``, when ``s >= max_depth``, or when its rows
 ``[x | y]`` take at most ``min_samples_split`` distinct values. Otherwise the rule proposes an
 ordered list of candidate splits and the first whose two children both keep at least
@@ -10,8 +10,19 @@ With no public rows at all (``X`` of shape ``(0, d)``) the count rules are meani
 node is split down to ``max_depth``: the data-free partition. Rules must then propose splits that
 need no data (the max-edge midpoint does).
 
-Growth visits nodes depth first, left child first; loops run over nodes (at most ``2^(s+1)``),
-never over private data, and the public data are small.
+Growth visits nodes depth first, left child first (node numbers and the randomised rules' keys
+follow that order); loops run over nodes (at most ``2^(s+1)``), never over rows, and never over
+private data. The per-node work is array work on the node's public rows, kept linear:
+
+* each feature is sorted once, at the root; a child gets its parent's sorted views by a stable
+  partition (the points going left, in their order), so a rule scanning sorted features (CART)
+  never sorts again;
+* the distinct-row test uses one integer id per distinct public row (a hash of the row's bits,
+  verified exactly), counted in an inherited id-sorted view; once a node's rows are known to be
+  distinct (one feature has no repeated value), its descendants' are too and nothing is counted.
+
+These change no partition: a test compares every rule, on data with ties and duplicate rows,
+with a plain transcription that re-sorts and re-counts at every node.
 """
 
 from __future__ import annotations
@@ -411,7 +422,7 @@ class TreeRule:
 
 
 def rank_candidates(deltas: FloatArray, threshold: float) -> list[int]:
-    """Indices of the candidates the reference tries, best first (spec §2.3, §2.6).
+    """Indices of the candidates the reference tries, best first (max-edge and CART rules).
 
     Candidates are sorted by ``Delta`` descending (stable, so ties keep their order), those with
     ``Delta < threshold`` are dropped, and only the first ``max(1, floor((|kept| + 5) / 10))`` are

@@ -1,4 +1,4 @@
-"""The CART-like rule (LPDT-V, LPCT "CART"/-V; spec §2.6, reference ``GainReductionSplitter``).
+"""The CART-like rule (LPDT-V, LPCT "CART"/-V; the reference code's ``GainReductionSplitter``).
 
 For every feature ``k`` the candidate thresholds are
 

@@ -1,4 +1,4 @@
-"""Split criteria: the impurity reduction of splitting a cell's public labels in two (spec §2.4).
+"""Split criteria: the impurity reduction of splitting a cell's public labels in two.
 
 For labels ``y`` of the ``m`` public points in a cell and a split into ``y_L``/``y_R``,
 
@@ -17,7 +17,13 @@ multi-class. A child with no points contributes 0, so ``Delta >= 0``.
 
 Every criterion is additive over points through sufficient statistics (``mse``: ``(1, y, y^2)``;
 classification: the one-hot class vector), so :func:`split_gains` scores any number of thresholds
-on one feature with one sort and one cumulative sum instead of one mask per threshold.
+on one feature with one sort and one cumulative sum instead of one mask per threshold, and
+:func:`sweep_gains` does so for every feature of a cell at once.
+
+Sums run in a fixed order: a cell's total runs down its points in sample order, a sweep's prefix
+sums in sorted order. Mathematically tied gains are then broken the same way by every
+implementation path (the fast ones are tested bit for bit against the plain ones), so partitions
+do not depend on how the work was vectorised.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The max-edge rule (LPDT-M, LPCT "Maxedge"; spec §2.3, LPDT paper §2.3 eq. (6)).
+"""The max-edge rule (LPDT-M, LPCT "Maxedge"; LPDT paper §2.3 eq. (6)).
 
 A cell ``prod_k [a_k, b_k]`` is split at the midpoint of one of its longest edges
 ``M = argmax_k (b_k - a_k)``; among those, the edge with the largest criterion reduction ``Delta_k``

@@ -1,4 +1,4 @@
-"""The random max-edge rule (LPCT-R; spec §2.5, reference ``MaxEdgeRandomSplitter``).
+"""The random max-edge rule (LPCT-R; the reference code's ``MaxEdgeRandomSplitter``).
 
 A cell is split at the midpoint of one of its longest edges chosen uniformly at random; labels are
 not used. Cells are the same dyadic boxes as for the max-edge rule (LPDT Lemma C.6), so the
