@@ -47,7 +47,8 @@ def _mse_columns(y: FloatArray, centre: float) -> list[FloatArray]:
     # Centring at the cell mean keeps ``sum y^2 - (sum y)^2 / m`` free of cancellation; the
     # variance is shift invariant and the shift is common to both children.
     centred = y - centre
-    return [np.ones_like(y), centred, centred * centred]
+    ones: FloatArray = np.broadcast_to(np.float64(1.0), y.shape)  # a view: sweeps use counts
+    return [ones, centred, centred * centred]
 
 
 def _mse_totals(y: FloatArray) -> FloatArray:
