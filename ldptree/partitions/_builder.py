@@ -401,7 +401,7 @@ class TreeRule:
             # dispatch per node (most of a small growth) for nothing
             if key is None or self.deterministic:
                 return self._propose(node, None)
-            return self._propose(node, jax.random.fold_in(key, next(proposals)))
+            return self._propose_with_index(node, key, next(proposals))
 
         return grow(
             X,
@@ -419,6 +419,13 @@ class TreeRule:
     def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
         """Candidate splits ``[(feature, threshold), ...]`` of ``node``, best first."""
         raise NotImplementedError
+
+    def _propose_with_index(
+        self, node: Node, key: PRNGKey, index: int
+    ) -> Sequence[tuple[int, float]]:
+        """:meth:`_propose` of the ``index``-th proposal of a randomised growth, with the node
+        key ``fold_in(key, index)`` (a rule may fuse the derivation into its own draw)."""
+        return self._propose(node, jax.random.fold_in(key, index))
 
 
 def rank_candidates(deltas: FloatArray, threshold: float) -> list[int]:
