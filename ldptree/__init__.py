@@ -31,6 +31,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ldptree._jax_cache import enable_compilation_cache
 from ldptree._validation import NotApplicableError, NotFittedError
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.partitions import Partition
@@ -88,4 +89,5 @@ __all__ = [
     "Partition",
     "Partitioner",
     "__version__",
+    "enable_compilation_cache",
 ]

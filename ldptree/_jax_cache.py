@@ -1,19 +1,28 @@
-"""JAX's persistent compilation cache for the command line.
+"""JAX's persistent compilation cache, for the command line and for library users.
 
-A table run compiles a few dozen small XLA programs per process (one per kernel and padded
-shape, ~0.3-0.9 s each on a 2-core machine), and ``--jobs N`` pays that again in every worker
-process and on every run. With the persistent cache, compiled programs are written to disk once
-and loaded (milliseconds) by later processes. Loading a program changes nothing it computes:
-the cache key covers the program, the compiler options and the JAX/XLA version, so results are
-identical with the cache on or off (a test pins this).
+A process compiles a few dozen small XLA programs (one per kernel and padded shape, ~0.3-0.9 s
+each on a 2-core machine), so the first fit of every new process pays seconds of compilation, and
+``--jobs N`` pays it again in every worker. With the persistent cache, compiled programs are
+written to disk once and loaded (milliseconds) by later processes. Loading a program changes
+nothing it computes: the cache key covers the program, the compiler options and the JAX/XLA
+version, so results are identical with the cache on or off (a test pins this).
 
 Where: ``$LDPTREE_JAX_CACHE`` if set, else ``$XDG_CACHE_HOME/ldptree/jax`` (``~/.cache/...``
 without ``XDG_CACHE_HOME``). ``LDPTREE_JAX_CACHE=off`` (or ``0``, ``none``, ``false``, empty)
-disables it. A ``JAX_COMPILATION_CACHE_DIR`` already in the environment is left alone: the user
-configured JAX directly.
+turns it off everywhere. A cache the user configured for JAX directly (``JAX_COMPILATION_CACHE_DIR``
+in the environment, or ``jax.config``'s ``jax_compilation_cache_dir``) is never overridden.
 
-Only the CLI calls :func:`configure_compilation_cache`; importing ldptree as a library never
-touches the user's cache folder or JAX's global configuration.
+Who turns it on: the CLI, always (unless switched off); library users, by calling
+:func:`enable_compilation_cache` (exported as ``ldptree.enable_compilation_cache``) once at the top
+of a script. It is an explicit call rather than something the first ``fit`` does, because
+
+* JAX decides once per process, at its first compilation, whether to use a cache: a user who has
+  already run any JAX code (drawing a ``jax.random.key`` compiles) would silently get no cache
+  from a switch flipped inside ``fit``, and the behaviour would depend on call order;
+* the cache is process-global JAX configuration and writes to the user's home folder; a library
+  should not change either as a side effect of fitting a model (nor of being imported).
+
+One call before any JAX work gives library users the CLI's cold-start savings.
 """
 
 from __future__ import annotations
@@ -28,7 +37,7 @@ _OFF = ("", "0", "off", "none", "false", "no")
 
 
 def cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
-    """The cache folder the CLI uses under ``environ``, or ``None`` when it is disabled."""
+    """The default cache folder under ``environ``, or ``None`` when it is switched off."""
     value = environ.get(ENV_VAR)
     if value is not None:
         return None if value.strip().lower() in _OFF else Path(value).expanduser()
@@ -36,31 +45,44 @@ def cache_dir(environ: Mapping[str, str] = os.environ) -> Path | None:
     return Path(base) / "ldptree" / "jax"
 
 
-def configure_compilation_cache(environ: MutableMapping[str, str] = os.environ) -> Path | None:
-    """Turn on JAX's persistent compilation cache (module docstring); returns the folder used.
+def enable_compilation_cache(
+    path: str | os.PathLike[str] | None = None,
+    *,
+    environ: MutableMapping[str, str] = os.environ,
+) -> Path | None:
+    """Turn on JAX's persistent compilation cache (module docstring); returns the folder in use.
 
-    The settings go into ``environ`` as ``JAX_*`` variables, which JAX reads at import and which
-    worker processes started with ``spawn`` inherit, and into ``jax.config`` for this process.
-    Every program is cached, however quickly it compiled: JAX's default threshold (1 s) would
-    skip almost all of ours.
+    Call it before the first JAX computation of the process. ``path`` overrides the default
+    folder (``$LDPTREE_JAX_CACHE``, else ``~/.cache/ldptree/jax``). Returns the user's own JAX
+    cache folder untouched when one is configured, and ``None`` (doing nothing) when
+    ``LDPTREE_JAX_CACHE=off`` or the folder cannot be created (a read-only home only loses the
+    cache). The settings go into ``environ`` as ``JAX_*`` variables, which worker processes started
+    with ``spawn`` inherit, and into ``jax.config`` for this process. Every program is cached,
+    however quickly it compiled: JAX's default threshold (1 s) would skip almost all of ours.
     """
+    import jax
+
     if "JAX_COMPILATION_CACHE_DIR" in environ:
         return Path(environ["JAX_COMPILATION_CACHE_DIR"])
+    configured = getattr(jax.config, "jax_compilation_cache_dir", None)  # untyped option
+    if configured:
+        return Path(configured)
     folder = cache_dir(environ)
     if folder is None:
         return None
+    if path is not None:
+        folder = Path(path).expanduser()
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError:
-        return None  # a read-only home must not stop a run; it only loses the cache
-    settings = {
-        "JAX_COMPILATION_CACHE_DIR": str(folder),
-        "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
-        "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
-    }
-    environ.update(settings)
-    import jax
-
+        return None
+    environ.update(
+        {
+            "JAX_COMPILATION_CACHE_DIR": str(folder),
+            "JAX_PERSISTENT_CACHE_MIN_COMPILE_TIME_SECS": "0",
+            "JAX_PERSISTENT_CACHE_MIN_ENTRY_SIZE_BYTES": "0",
+        }
+    )
     update = cast(Callable[[str, object], None], jax.config.update)  # untyped in jax
     update("jax_compilation_cache_dir", str(folder))
     update("jax_persistent_cache_min_compile_time_secs", 0.0)

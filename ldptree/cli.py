@@ -194,9 +194,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--epsilons must be > 0")
     if getattr(args, "jobs", 1) < 1:
         parser.error("--jobs must be >= 1")
-    from ldptree._jax_cache import configure_compilation_cache
+    from ldptree._jax_cache import enable_compilation_cache
 
-    configure_compilation_cache()  # compiled kernels persist across runs and --jobs workers
+    enable_compilation_cache()  # compiled kernels persist across runs and --jobs workers
     try:
         status: int = args.func(args)
     except (ValueError, NotImplementedError, OSError) as err:

@@ -1,5 +1,6 @@
-"""The CLI's persistent JAX compilation cache: where it goes, how to turn it off, and that it
-changes no result."""
+"""The persistent JAX compilation cache (CLI and ``ldptree.enable_compilation_cache``): where it
+goes, how to turn it off, that a user's own JAX cache is left alone, and that it changes no
+result."""
 
 from __future__ import annotations
 
@@ -7,13 +8,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from ldptree._jax_cache import ENV_VAR, cache_dir, configure_compilation_cache
+import ldptree
+from ldptree._jax_cache import ENV_VAR, cache_dir, enable_compilation_cache
 
 _SCRIPT = """
 import hashlib, sys
 import numpy as np
-from ldptree._jax_cache import configure_compilation_cache
-print(configure_compilation_cache())
+import ldptree
+print(ldptree.enable_compilation_cache(*sys.argv[1:]))
 from ldptree import LPDTRegressor
 rng = np.random.default_rng(0)
 X, Xq, Xt = rng.uniform(size=(3000, 3)), rng.uniform(size=(300, 3)), rng.uniform(size=(500, 3))
@@ -27,30 +29,48 @@ print(out.hexdigest())
 """
 
 
-def _run(env_value: str, tmp_path: Path) -> list[str]:
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), ENV_VAR: env_value}
+def _run(env: dict[str, str], tmp_path: Path, *args: str) -> list[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env}
     done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", _SCRIPT, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     return done.stdout.split()
 
 
 def test_cache_location_and_switch():
+    assert ldptree.enable_compilation_cache is enable_compilation_cache
     assert cache_dir({ENV_VAR: "off"}) is None
     assert cache_dir({ENV_VAR: "0"}) is None
     assert cache_dir({ENV_VAR: "/x/y"}) == Path("/x/y")
     assert cache_dir({"XDG_CACHE_HOME": "/c"}) == Path("/c/ldptree/jax")
     environ = {ENV_VAR: "off"}
-    assert configure_compilation_cache(environ) is None
+    assert enable_compilation_cache(environ=environ) is None
+    assert enable_compilation_cache("/somewhere", environ=environ) is None  # off wins
     assert environ == {ENV_VAR: "off"}  # nothing configured
+
+
+def test_a_users_own_jax_cache_is_left_alone(tmp_path):
+    environ = {"JAX_COMPILATION_CACHE_DIR": str(tmp_path / "mine")}
+    assert enable_compilation_cache(tmp_path / "ours", environ=environ) == tmp_path / "mine"
+    assert environ == {"JAX_COMPILATION_CACHE_DIR": str(tmp_path / "mine")}
+    assert not (tmp_path / "ours").exists()
 
 
 def test_predictions_are_identical_with_the_cache_cold_warm_and_off(tmp_path):
     folder = tmp_path / "jax-cache"
-    cold = _run(str(folder), tmp_path)
+    cold = _run({ENV_VAR: str(folder)}, tmp_path)
     assert cold[0] == str(folder)
     assert any(folder.iterdir())  # programs were written
-    warm = _run(str(folder), tmp_path)
-    off = _run("off", tmp_path)
+    warm = _run({ENV_VAR: str(folder)}, tmp_path)
+    off = _run({ENV_VAR: "off"}, tmp_path)
     assert off[0] == "None"
-    assert cold[1] == warm[1] == off[1]
+    # the library default: ~/.cache/ldptree/jax (HOME is tmp_path), or a folder passed explicitly
+    default = _run({}, tmp_path)
+    assert default[0] == str(tmp_path / ".cache" / "ldptree" / "jax")
+    explicit = _run({}, tmp_path, str(tmp_path / "chosen"))
+    assert explicit[0] == str(tmp_path / "chosen") and any((tmp_path / "chosen").iterdir())
+    assert cold[1] == warm[1] == off[1] == default[1] == explicit[1]

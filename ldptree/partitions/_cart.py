@@ -1,4 +1,4 @@
-"""The CART-like rule (LPDT-V, LPCT "CART"/-V, reference ``GainReductionSplitter``).
+"""The CART-like rule (LPDT-V, LPCT "CART"/-V; the reference code's ``GainReductionSplitter``).
 
 For every feature ``k`` the candidate thresholds are
 
@@ -26,9 +26,9 @@ from collections.abc import Sequence
 import attrs
 import numpy as np
 
-from ldptree._typing import FloatArray, PRNGKey
+from ldptree._typing import BoolArray, FloatArray, IntArray, PRNGKey
 from ldptree.partitions._builder import Node, TreeRule, rank_candidates
-from ldptree.partitions._criteria import CRITERIA, split_gains
+from ldptree.partitions._criteria import CRITERIA, sweep_gains
 from ldptree.partitions._params import check_criterion, positive_int, to_threshold
 
 _THRESHOLDS = ("quantile", "exact")
@@ -65,12 +65,36 @@ class CartPartitioner(TreeRule):
 
     def candidates(self, x: FloatArray) -> FloatArray:
         """Candidate thresholds for one feature's public values ``x`` in a cell."""
-        unique = np.unique(x)
+        thresholds, valid = self._sorted_candidates(np.sort(x)[None, :])
+        out: FloatArray = thresholds[0, valid[0]]
+        return out
+
+    def _sorted_candidates(self, x_sorted: FloatArray) -> tuple[FloatArray, BoolArray]:
+        """:meth:`candidates` of every row of ``x_sorted`` (``float[r, m]``, rows sorted), padded
+        to one width: ``(thresholds[r, T], valid[r, T])``, each row's valid entries being its
+        candidates in increasing order."""
+        r, m = x_sorted.shape
+        first = np.ones((r, m), dtype=bool)  # first of each run of equal values
+        np.not_equal(x_sorted[:, 1:], x_sorted[:, :-1], out=first[:, 1:])
+        n_unique = np.count_nonzero(first, axis=1)
+        unique = x_sorted.ravel()[np.flatnonzero(first)]  # row after row
+        start = np.cumsum(n_unique) - n_unique
         if self.thresholds == "exact":
-            out: FloatArray = (unique[:-1] + unique[1:]) / 2.0
-            return out
-        levels = (2.0 * np.arange(self.search_number) + 1.0) / (2.0 * self.search_number)
-        return np.unique(np.quantile(unique, levels))
+            width = int(n_unique.max()) - 1 if r else 0
+            j = np.arange(width)
+            valid = j[None, :] < (n_unique - 1)[:, None]
+            at = np.minimum(start[:, None] + j[None, :], unique.shape[0] - 2)
+            if width == 0:
+                return np.zeros((r, 0)), valid
+            midpoints: FloatArray = (unique[at] + unique[at + 1]) / 2.0
+            return midpoints, valid
+        levels = (2.0 * np.arange(self.search_number, dtype=np.float64) + 1.0) / (
+            2.0 * self.search_number
+        )
+        quantiles = np.sort(sorted_quantiles(unique, start, n_unique, levels), axis=1)
+        valid = np.ones(quantiles.shape, dtype=bool)  # np.unique: the first of equal values
+        np.not_equal(quantiles[:, 1:], quantiles[:, :-1], out=valid[:, 1:])
+        return quantiles, valid
 
     def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:
         if y is None and X.shape[0] > 0:
@@ -80,21 +104,58 @@ class CartPartitioner(TreeRule):
             )
 
     def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
-        if node.y is None or node.X.shape[0] == 0:
+        y = node.y
+        if y is None or node.n_rows == 0:
             return []
-        criterion, n_features = CRITERIA[self.criterion], node.X.shape[1]
+        criterion = CRITERIA[self.criterion]
+        # every feature at once, each sorted within the node (inherited: no sort below the root)
+        x_sorted, y_sorted = node.sorted_features()
+        assert y_sorted is not None
+        thresholds, valid = self._sorted_candidates(x_sorted)
+        n_features = x_sorted.shape[0]
         deltas = np.zeros(n_features)
         split_at = np.full(n_features, np.nan)
+        if thresholds.shape[1] == 0:
+            return []
+        columns = criterion.columns_with(y_sorted, criterion.anchor(y))
+        gains = np.where(valid, sweep_gains(criterion, x_sorted, columns, thresholds), -np.inf)
+        best = np.argmax(gains, axis=1)  # the first best candidate of each feature
         for k in range(n_features):
-            thresholds = self.candidates(node.X[:, k])
-            if thresholds.size == 0:
-                continue
-            gains = split_gains(criterion, node.X[:, k], node.y, thresholds)
-            best = int(np.argmax(gains))
-            if gains[best] > 0.0 and gains[best] >= self.threshold:
-                deltas[k], split_at[k] = gains[best], thresholds[best]
+            top = gains[k, best[k]]
+            if top > 0.0 and top >= self.threshold:
+                deltas[k], split_at[k] = top, thresholds[k, best[k]]
         return [
             (k, float(split_at[k]))
             for k in rank_candidates(deltas, self.threshold)
             if not np.isnan(split_at[k])
         ]
+
+
+def sorted_quantiles(
+    values: FloatArray, start: IntArray, count: IntArray, levels: FloatArray
+) -> FloatArray:
+    """``np.quantile(values[start[i] : start[i] + count[i]], levels)`` (linear interpolation)
+    for every segment ``i`` of sorted values (``count[i] >= 1``): ``float[r, len(levels)]``.
+
+    The quantile at level ``q`` sits at the virtual index ``v = (U - 1) q`` of the ``U`` sorted
+    values: ``a + (b - a) g`` between ``a = values[floor(v)]`` and ``b = values[floor(v) + 1]``
+    with ``g = v - floor(v)``, evaluated as ``b - (b - a)(1 - g)`` when ``g >= 1/2``; indices at or
+    past the end take the last value. These are NumPy's operations in NumPy's order, so the
+    result is bit-for-bit ``np.quantile``'s (a test checks), for all segments in one pass.
+    """
+    last = (count - 1)[:, None]
+    virtual = last * levels[None, :]
+    below = np.floor(virtual)
+    above = below + 1
+    past_end = virtual >= last
+    below[past_end] = -1
+    above[past_end] = -1
+    lower_index, upper_index = below.astype(np.intp), above.astype(np.intp)
+    weight = virtual - lower_index
+    base = start[:, None]
+    a = values[base + np.where(lower_index < 0, last, lower_index)]
+    b = values[base + np.where(upper_index < 0, last, upper_index)]
+    diff = b - a
+    out: FloatArray = a + diff * weight
+    np.subtract(b, diff * (1 - weight), out=out, where=weight >= 0.5)
+    return out

@@ -1,4 +1,4 @@
-"""The max-edge rule (LPDT-M, LPCT "Maxedge", LPDT paper §2.3 eq. (6)).
+"""The max-edge rule (LPDT-M, LPCT "Maxedge"; LPDT paper §2.3 eq. (6)).
 
 A cell ``prod_k [a_k, b_k]`` is split at the midpoint of one of its longest edges
 ``M = argmax_k (b_k - a_k)``; among those, the edge with the largest criterion reduction ``Delta_k``
@@ -51,13 +51,15 @@ class MaxEdgePartitioner(TreeRule):
 
     def _propose(self, node: Node, key: PRNGKey | None) -> Sequence[tuple[int, float]]:
         longest, mids = longest_edges(node.lower, node.upper)
-        if node.y is None or node.X.shape[0] == 0:
+        y = node.y
+        if y is None or node.n_rows == 0:
             deltas = np.zeros(longest.shape[0])
         else:
-            impurity_sum, y = CRITERIA[self.criterion], node.y
+            impurity_sum = CRITERIA[self.criterion]
+            parent = impurity_sum(y)
             deltas = np.array(
                 [
-                    gain(impurity_sum, y, node.X[:, k] < t)
+                    gain(impurity_sum, y, node.column(int(k)) < t, parent)
                     for k, t in zip(longest, mids, strict=True)
                 ]
             )

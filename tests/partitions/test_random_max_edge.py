@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from ldptree.partitions import MaxEdgePartitioner, RandomMaxEdgePartitioner
+from ldptree.partitions._builder import Node, _PublicRows
 
 
 def _data(n: int = 300, d: int = 3) -> tuple[np.ndarray, np.ndarray]:
@@ -67,3 +68,16 @@ def test_differs_from_criterion_rule_only_in_the_edge_choice() -> None:
     random_p = RandomMaxEdgePartitioner(max_depth=1).fit(X, y, key=jax.random.key(0))
     max_edge = MaxEdgePartitioner(max_depth=1, criterion="gini").fit(X, y)
     assert random_p.threshold[0] == max_edge.threshold[0] == 0.5
+
+
+def test_fused_draw_is_the_per_node_key_draw() -> None:
+    """The growth's one-call edge draw equals ``_propose`` with ``fold_in(key, index)``."""
+    rule = RandomMaxEdgePartitioner()
+    key = jax.random.key(11)
+    public = _PublicRows(np.zeros((0, 6)), None)
+    for index in range(60):
+        upper = np.ones(6)
+        upper[: index % 6] = 0.5  # 6 - index % 6 longest edges
+        node = Node(public, np.arange(0), np.zeros(6), upper, 1)
+        fused = rule._propose_with_index(node, key, index)
+        assert fused == rule._propose(node, jax.random.fold_in(key, index))
