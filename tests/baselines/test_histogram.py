@@ -147,7 +147,7 @@ def test_histograms_accept_the_aggregate_simulation() -> None:
     )
     # both within 6 noise sd of the true cell counts (same tail argument as above)
     truth = np.bincount(np.asarray(exact.partition_.cells(X)), minlength=4)
-    sd = np.sqrt(2 * 3000) * exact.mechanism_.noise_scale
+    sd = np.sqrt(3000 * exact.mechanism_.count_variance)
     for model in (exact, simulated):
         assert np.all(np.abs(model.estimates_.count - truth) < 6 * sd)
     with pytest.raises(ValueError, match="simulation"):

@@ -13,7 +13,7 @@ from ldptree import LPCTClassifier, LPDTRegressor
 from ldptree.accounting import LDPCertificate, PrivacySpend
 from ldptree.baselines import DECONVRegressor, PHISTClassifier, PHISTRegressor
 from ldptree.estimators._certify import certified_spend
-from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
+from ldptree.mechanisms import Geometric, LaplaceCellClassMechanism, RRLaplaceMechanism
 
 
 @attrs.frozen
@@ -144,8 +144,8 @@ def test_lpct_refuses_an_uncertified_mechanism():
     @attrs.frozen
     class HalfBeta(LaplaceCellClassMechanism):
         @property
-        def beta(self) -> float:
-            return super().beta / 2.0
+        def noise(self) -> Geometric:
+            return Geometric(self.epsilon / 2.0, span=1)  # half the noise the claim needs
 
     with pytest.raises(ValueError, match="does not hold"):
         LPCTClassifier(epsilon=1.0, max_depth=2, mechanism=HalfBeta(epsilon=1.0)).fit(

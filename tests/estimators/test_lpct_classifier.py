@@ -145,11 +145,11 @@ def test_aggregate_simulation_agrees_with_the_protocol_in_distribution(
     binary: dict[str, Any],
 ) -> None:
     # Same expected counts: both debiased counts are within 6 noise sd of the true cell counts
-    # (two-sided normal tail 2e-9 per cell; the sums of 4000 Laplace draws are close to normal).
+    # (two-sided normal tail 2e-9 per cell; sums of 4000 geometric draws are close to normal).
     model = _fit(binary, max_depth=2, simulation="aggregate")
     cells = np.asarray(model.partition_.cells(model.scaler_.transform(binary["X"])))
     truth = np.bincount(cells, minlength=model.partition_.n_leaves)
-    sd = np.sqrt(2 * 4000) * model.mechanism_.noise_scale
+    sd = np.sqrt(4000 * model.mechanism_.count_variance)
     assert np.all(np.abs(model.estimates_.count - truth) < 6 * sd)
 
 
@@ -162,7 +162,7 @@ def test_private_labels_outside_classes_are_null_records(binary: dict[str, Any])
         binary["X"], y, X_public=binary["Xq"], y_public=binary["yq"]
     )
     assert model.classes_.tolist() == [0, 1]
-    sd = np.sqrt(2 * 4000) * model.mechanism_.noise_scale
+    sd = np.sqrt(4000 * model.mechanism_.count_variance)
     assert abs(model.estimates_.count.sum() - 2000) < 6 * sd * np.sqrt(2)
 
 
