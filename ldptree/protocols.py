@@ -1,6 +1,6 @@
 """The three protocols every estimator composes: Partitioner x Mechanism x Aggregator.
 
-One round of the protocol (DESIGN.md):
+One round of the protocol:
 
 1. The curator fits a :class:`Partitioner` on public data only and publishes the resulting
    :class:`~ldptree.partitions.Partition` ``pi = {A_1, ..., A_L}``.
@@ -119,7 +119,7 @@ class Mechanism(Protocol):
 
 @runtime_checkable
 class SupportsAggregateSimulation(Protocol):
-    """A mechanism that can draw the *sums* of all holders' reports directly (spec §3.5).
+    """A mechanism that can draw the *sums* of all holders' reports directly (a simulation device).
 
     ``simulate_summary(key, cells, labels, n_cells)`` returns statistics that ``debias`` accepts,
     drawn from (or close to, as documented by the mechanism) the law of the summed per-holder

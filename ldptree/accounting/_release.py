@@ -39,8 +39,9 @@ class ReleaseCertificate:
     """Claimed and realised ``(epsilon, delta)`` of one holder's release.
 
     ``holds`` is ``epsilon <= epsilon_claimed`` and ``delta <= delta_claimed`` (each up to a
-    relative ``1e-9``); ``pure`` is ``holds`` with ``delta == 0`` and ``covers_sampler``. ``method`` names how the
-    realised values were computed and ``notes`` gives the quantities behind them.
+    relative ``1e-9``); ``pure`` is ``holds`` with ``delta == 0`` and ``covers_sampler``.
+    ``method`` names how the realised values were computed and ``notes`` gives the quantities
+    behind them.
     """
 
     epsilon_claimed: float = attrs.field(converter=float, validator=_check_budget)

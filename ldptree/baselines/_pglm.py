@@ -32,7 +32,7 @@ instead, with ``solver_ = "lstsq"``. The ``+-1``-label OLS is ``beta = 2 beta01 
 (``sum x~ (2y - 1) = 2 b^ - Sigma^ e_0`` since ``x~_0 = 1``), whose zero level set is the linear
 probability model's ``1/2`` level set.
 
-**Scale correction** on public ``X_Q`` (spec §6.4; Erdogdu et al.'s scaled least squares):
+**Scale correction** on public ``X_Q`` (Erdogdu et al.'s scaled least squares):
 ``y^_Q = X~_Q beta``, Newton on ``F(c) = k c mean(phi2(c y^_Q)) - 1`` with
 ``F'(c) = k [mean(phi2(c y^)) + mean(c y^ phi3(c y^))]``, 10 steps from ``c = 1``,
 ``phi2 = s(1 - s)``, ``phi3 = s(1 - s)(1 - 2 s)``, ``s`` the logistic function; ``w = c beta``.
@@ -42,7 +42,7 @@ probability model's ``1/2`` level set.
 **Prediction.** ``predict = classes_[1{x~ . w > 0}]`` (the logistic rule), ``predict_proba =
 sigmoid(x~ . w)``.
 
-``mode="reference"`` (spec §6.4, the reference code): one Gaussian draw on the aggregate,
+``mode="reference"`` (the authors' reference code): one Gaussian draw on the aggregate,
 ``sigma^2 = 32 r^4 ln(2.5/delta) / eps^2 * sqrt(n_P)`` with ``r = d'``, noise
 ``sigma (G + G^T)/sqrt(2)`` on ``Sigma^`` and ``sigma g`` on ``b^`` — the law of per-holder noise
 of standard deviation ``sigma / sqrt(n_P)`` (``sqrt(2)`` times that on the diagonal), which is how

@@ -10,7 +10,7 @@ with ``q = P(N(0, 1) >= gamma) = 1 / (1 + e^eps (1 - p) / p)`` and ``s = 1 / E[a
 
     E[alpha] = p phi(gamma) / q - (1 - p) phi(gamma) / (1 - q)
 
-(spec §6.5; ``phi``/``Phi`` the standard normal density and CDF). ``p`` minimises ``s`` over
+(``phi``/``Phi`` the standard normal density and CDF). ``p`` minimises ``s`` over
 ``{0.01, ..., 0.99}`` as in the reference code.
 
 **Unbiased.** ``E[g - <g, u> u] = 0`` and ``alpha`` is independent of ``g``, so

@@ -1,4 +1,4 @@
-"""PSGD (Lowy et al. 2023): sequentially interactive LDP SGD with a public warm start (spec §6.5).
+"""PSGD (Lowy et al. 2023): sequentially interactive LDP SGD with a public warm start.
 
 Model ``f_theta``: ``model="linear"`` is logistic regression ``x . w + b``; ``model="mlp"`` one
 hidden ReLU layer of ``int(hidden_ratio * d)`` units (at least 1) then a linear output. Loss: binary

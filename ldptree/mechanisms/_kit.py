@@ -304,8 +304,8 @@ def debias_indicators(
     and ``noise.slope``, exact for the realised law), so ``c^_j = (C_j - n offset) / slope``. With a
     label release of unbiased level codes (total ``S = sum_i code_i``, cross sums
     ``S_j = sum_i 1_ij code_i``), ``sum_{i in j} t_i`` is estimated by ``(S_j - offset S) / slope``
-    and the label sum ``sum_{i in j} (lo + step t_i)`` by ``lo c^_j + step (S_j - offset S) / slope``.
-    Without ``cross`` the label sums are zero.
+    and the label sum ``sum_{i in j} (lo + step t_i)`` by
+    ``lo c^_j + step (S_j - offset S) / slope``. Without ``cross`` the label sums are zero.
     """
     offset, slope = noise.offset, noise.slope
     centred = np.asarray(counts, dtype=np.float64) - n * offset
