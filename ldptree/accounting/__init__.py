@@ -11,6 +11,7 @@ from ldptree.accounting._channels import (
     grid_laplace_channel,
 )
 from ldptree.accounting._law import (
+    AffineLabelMap,
     CellBlock,
     FeatureBlock,
     LabelBlock,
@@ -19,10 +20,12 @@ from ldptree.accounting._law import (
     VerifiableMechanism,
 )
 from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
+from ldptree.accounting._sampler import SamplerCheck, check_sampler
 from ldptree.accounting._spend import PrivacySpend, spend_of
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
 __all__ = [
+    "AffineLabelMap",
     "AuditResult",
     "CellBlock",
     "Channel",
@@ -38,11 +41,13 @@ __all__ = [
     "RecordBlock",
     "ReportLaw",
     "SampledCaveat",
+    "SamplerCheck",
     "Sampling",
     "VerifiableMechanism",
     "Witness",
     "audit_ldp",
     "binary_channel",
+    "check_sampler",
     "grid_laplace_channel",
     "spend_of",
     "verify_ldp",

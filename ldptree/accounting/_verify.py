@@ -55,12 +55,14 @@ from collections.abc import Sequence
 from typing import Any
 
 import attrs
+import jax
 import numpy as np
 
 from ldptree._typing import FloatArray
 from ldptree._validation import check_bounds, check_int, check_real
 from ldptree.accounting._channels import Channel, Divergences
 from ldptree.accounting._law import (
+    AffineLabelMap,
     Block,
     CellBlock,
     FeatureBlock,
@@ -69,6 +71,7 @@ from ldptree.accounting._law import (
     ReportLaw,
     VerifiableMechanism,
 )
+from ldptree.accounting._sampler import check_sampler as _check_sampler
 
 __all__ = ["LDPCertificate", "SampledCaveat", "Witness", "verify_ldp"]
 
@@ -130,30 +133,43 @@ class SampledCaveat:
 
 @attrs.frozen(eq=False)
 class LDPCertificate:
-    """Result of :func:`verify_ldp`.
+    """Result of :func:`verify_ldp`. Two questions are answered separately: is the *declared*
+    report law private (``declared_holds``, ``epsilon_bound``), and is the mechanism *as
+    implemented* — what its sampler draws — private at its claim (``holds``, ``delta``, ``pure``).
 
-    * ``epsilon_claimed``: the mechanism's ``epsilon``.
+    * ``epsilon_claimed``: the mechanism's ``epsilon``; ``delta_claimed``: its ``delta``
+      (``getattr(mechanism, "delta", 0.0)``; 0 is a pure claim).
     * ``epsilon_bound``: certified upper bound on ``sup_{x, x', s} log P(s|x) / P(s|x')`` for the
-      declared report law (``inf`` when none could be certified).
+      *declared* report law (``inf`` when none could be certified, with the reason in ``notes``).
     * ``epsilon_lower``: the ratio attained by ``witness`` (a lower bound on the supremum).
     * ``exact``: ``epsilon_bound == epsilon_lower`` (the bound is attained).
-    * ``holds``: ``epsilon_bound <= epsilon_claimed + tolerance * max(1, epsilon_claimed)``.
-    * ``delta``: certified ``delta`` at ``epsilon_claimed`` of the mechanism *as sampled*: 0 for
-      exact samplers, ``None`` when the declared law already violates the claim.
-    * ``pure``: ``holds and delta == 0``.
-    * ``sampled``: per-block sampling caveats; ``notes``: everything else worth saying.
+    * ``declared_holds``: ``epsilon_bound <= epsilon_claimed + tolerance * max(1, epsilon_claimed)``
+      — a statement about the declared law only.
+    * ``delta``: certified ``delta`` at ``epsilon_claimed`` of the mechanism *as sampled* (0 for
+      exact samplers; ``sum`` over coordinates whose inputs differ of ``tau_k (1 + e^{D_k})``
+      otherwise, see :func:`verify_ldp`); ``None`` when the declared law already fails.
+    * ``holds``: the mechanism *as implemented* is ``(epsilon_claimed, delta_claimed)``-LDP:
+      ``declared_holds`` and ``delta <= delta_claimed`` (and, when requested, the sampler
+      cross-check did not reject ``privatize`` against the declared law).
+    * ``pure``: ``holds and delta == 0``: the code that runs is pure ``epsilon_claimed``-LDP.
+    * ``sampled``: per-block sampling caveats; ``sampler_check``: the cross-check of
+      ``privatize`` against the declared law (``verify_ldp(..., check_sampler=True)``), else
+      ``None``; ``notes``: everything else worth saying.
     """
 
     epsilon_claimed: float
     epsilon_bound: float
     epsilon_lower: float
     exact: bool
+    declared_holds: bool
     holds: bool
     tolerance: float
     witness: Witness
     delta: float | None
     sampled: tuple[SampledCaveat, ...]
     notes: tuple[str, ...]
+    delta_claimed: float = 0.0
+    sampler_check: Any = None
 
     @property
     def pure(self) -> bool:
@@ -161,8 +177,11 @@ class LDPCertificate:
 
     def __str__(self) -> str:
         verdict = "HOLDS" if self.holds else "FAILS"
+        declared = "holds" if self.declared_holds else "fails"
         lines = [
-            f"epsilon-LDP claim {verdict}: claimed {self.epsilon_claimed:.12g}, certified bound "
+            f"LDP claim ({self.epsilon_claimed:.12g}, {self.delta_claimed:.3g}) as implemented "
+            f"{verdict}{' (pure)' if self.pure else ''}",
+            f"declared law: {declared}: certified bound "
             f"{self.epsilon_bound:.12g} ({'exact' if self.exact else 'upper bound'}), "
             f"tolerance {self.tolerance:g}",
             f"witness: {self.witness}",
@@ -172,6 +191,8 @@ class LDPCertificate:
                 f"as sampled: ({self.epsilon_claimed:.6g}, {self.delta:.3g})-LDP"
                 + (" (pure)" if self.delta == 0.0 else "")
             )
+        if self.sampler_check is not None:
+            lines.append(f"sampler cross-check: {self.sampler_check}")
         for caveat in self.sampled:
             extra = (
                 ""
@@ -265,10 +286,21 @@ def _evaluate(block: Block, ts: list[Any], n_cells: int) -> _Evaluated:
     )
 
 
-def _pair_sum(d: FloatArray, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> FloatArray:
-    """``out[p, q] = sum_i d[a[p, i], b[q, i]]``."""
-    out: FloatArray = d[a[:, None, :], b[None, :, :]].sum(axis=-1)
-    return out
+def _pair_sum(
+    d: FloatArray,
+    a: np.ndarray[Any, Any],
+    b: np.ndarray[Any, Any],
+    d_const: FloatArray | None = None,
+) -> FloatArray:
+    """``out[p, q] = sum_i d[a[p, i], b[q, i]]``, reading ``d_const`` instead of ``d`` for the
+    slots ``i`` whose input is the same at every probe in both ``a`` and ``b``."""
+    if d_const is None:
+        out: FloatArray = d[a[:, None, :], b[None, :, :]].sum(axis=-1)
+        return out
+    const = np.all(a == a[:1], axis=0) & np.all(b == b[:1], axis=0)
+    terms = np.where(const, d_const[a[:, None, :], b[None, :, :]], d[a[:, None, :], b[None, :, :]])
+    summed: FloatArray = terms.sum(axis=-1)
+    return summed
 
 
 def _times(count: int, x: FloatArray) -> FloatArray:
@@ -276,27 +308,35 @@ def _times(count: int, x: FloatArray) -> FloatArray:
     return np.zeros_like(x) if count == 0 else count * x
 
 
-def _block_terms(ev: _Evaluated, n_cells: int) -> tuple[FloatArray, FloatArray, Any, Any]:
+def _block_terms(
+    ev: _Evaluated,
+    n_cells: int,
+    d: FloatArray | None = None,
+    d_const: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray, Any, Any]:
     """``(same[P, P], diff[P, P], same_cells, diff_cells)``: the block's contribution to the
-    ratio of records in the same / different cells, and (record blocks) the cells attaining it."""
-    d = np.asarray(ev.div.value, dtype=np.float64)
+    ratio of records in the same / different cells, and (record blocks) the cells attaining it.
+
+    ``d`` replaces the divergence table (the sampler's delta costs use this), and ``d_const`` is
+    read for cell- and label-block slots whose input is one constant (see :func:`_pair_sum`)."""
+    d = np.asarray(ev.div.value, dtype=np.float64) if d is None else d
     if isinstance(ev.block, FeatureBlock):
         # the same for every record pair; the joint corner orientation is chosen by the caller
         zero = np.zeros((1, 1))
         return zero, zero, None, None
     if isinstance(ev.block, CellBlock):
         assert ev.on is not None and ev.off is not None
-        off_off = _pair_sum(d, ev.off, ev.off)
-        same = _pair_sum(d, ev.on, ev.on) + _times(n_cells - 1, off_off)
+        off_off = _pair_sum(d, ev.off, ev.off, d_const)
+        same = _pair_sum(d, ev.on, ev.on, d_const) + _times(n_cells - 1, off_off)
         diff = (
-            _pair_sum(d, ev.on, ev.off)
-            + _pair_sum(d, ev.off, ev.on)
+            _pair_sum(d, ev.on, ev.off, d_const)
+            + _pair_sum(d, ev.off, ev.on, d_const)
             + _times(max(n_cells - 2, 0), off_off)
         )
         return same, diff, None, None
     assert ev.inp is not None
     if isinstance(ev.block, LabelBlock):
-        u = _pair_sum(d, ev.inp, ev.inp)
+        u = _pair_sum(d, ev.inp, ev.inp, d_const)
         return u, u, None, None
     n_probe = ev.inp.shape[1]
     flat = ev.inp.reshape(n_cells * n_probe, -1)
@@ -390,12 +430,10 @@ def _affine_ok(values: list[Any], ts: list[float]) -> bool:
 
 
 def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[str]:
-    """Checks of the real-label declaration on the probes (see the module docstring)."""
+    """Checks of the block inputs' declared affinity and convexity in ``t`` on the probes (the
+    label map itself is an :class:`~ldptree.accounting.AffineLabelMap`: monotone and affine by
+    construction)."""
     problems = []
-    order = np.argsort(np.asarray(ts))
-    diffs = np.diff(np.asarray(ts)[order])
-    if not np.all(diffs >= 0):
-        problems.append("label_map is not monotone on the evaluated labels")
     for ev in evaluated:
         if isinstance(ev.block, FeatureBlock):
             continue  # checked by _feature_problems, whatever the labels
@@ -439,8 +477,8 @@ def _close(a: float, b: float) -> bool:
 
 
 def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[Any], bool]:
-    """Labels to evaluate and whether they are real: the finite domain, or for real labels the
-    ends of ``label_bound`` first, then ``INTERIOR_LABELS`` interior points."""
+    """Labels to evaluate and whether they are real: the finite domain, the label levels, or for
+    real labels the ends of ``label_bound`` first, then ``INTERIOR_LABELS`` interior points."""
     if law.labels is not None:
         probes = list(law.labels if labels is None else labels)
         if not probes:
@@ -451,6 +489,8 @@ def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[A
             "labels= is for mechanisms with finite labels; this one takes real labels: pass "
             "label_bound=(lo, hi)"
         )
+    if law.label_levels is not None:
+        return [float(v) for v in law.label_levels], False
     if label_bound is None:
         raise ValueError(
             "label_bound is required for a mechanism with real labels: pass the label domain "
@@ -463,25 +503,85 @@ def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[A
 
 def _sampled_caveats(
     evaluated: list[_Evaluated],
+    n_cells: int,
+    real: bool,
+    orientation: tuple[int, int],
     coordinate_pairs: dict[str, list[tuple[int, int]]],
     exact_sampled_delta: bool,
-) -> list[SampledCaveat]:
-    """One caveat per block whose channel has a sampler: its share
-    ``n_coordinates * tau * (1 + e^{D_max})`` of ``delta`` (module docstring), and at the
-    witness pair an unreachable output and (on request) the exact sampled delta."""
-    sampled = []
-    for ev in evaluated:
+) -> tuple[list[SampledCaveat], float]:
+    """One caveat per block whose channel has a sampler, and the certified ``delta`` as sampled.
+
+    Argument. Fix records ``x, x'``. Coordinate ``k`` of the report is sampled from a law within
+    total variation ``tau_k`` of its declared law at each input (``tv_bound`` of the channel's
+    sampler; 0 for exact samplers). If its two inputs are *equal*, its sampled law is the same
+    under ``x`` and ``x'``: it is ``(0, 0)``-private for this pair and adds nothing. If they
+    differ, for every event ``S``: ``P~(S|a) <= P(S|a) + tau <= e^D P(S|b) + tau <=
+    e^D P~(S|b) + tau (1 + e^D)`` with ``D = D_k(a, b)`` its own max-divergence, so it is
+    ``(D_k, tau_k (1 + e^{D_k}))``-private. The coordinates are sampled independently, so basic
+    composition makes the report ``(sum_k D_k, sum_k tau_k (1 + e^{D_k}))``-private for this pair,
+    and ``sum_k D_k <= epsilon_bound``. The certificate's ``delta`` is the supremum over record
+    pairs of that sum (capped at 1), computed with the same closed forms as the ratio itself, with
+    the cost table ``c(a, b) = tau (1 + e^{D(a, b)})`` for ``a != b`` and ``c(a, a) = 0``:
+
+    * finite labels (or label levels) are enumerated: the supremum is exact over record pairs;
+    * real labels: a coordinate whose two inputs are one constant (e.g. the other cells'
+      coordinates of a one-hot encoding) costs 0 everywhere; every other coordinate is charged
+      ``h(a, b) = tau (1 + e^{D(a, b)})`` *including* when its inputs happen to be equal
+      (``2 tau``). ``h`` is a convex function of the input difference (``exp`` of a convex
+      ``D``), the inputs are affine in ``(t, t')``, so the charged sum is convex in ``(t, t')``
+      and is largest at the extreme labels, which are among the evaluated labels.
+
+    The cost therefore does not grow with the number of cells when the other cells' coordinates
+    are constant, as in one-hot encodings.
+    """
+    sampled_evs = [ev for ev in evaluated if ev.block.channel.sampling is not None]
+    if not sampled_evs:
+        return [], 0.0
+    shares: list[tuple[FloatArray, FloatArray]] = []
+    feature_costs: list[float] = []
+    tvs: list[float] = []
+    for ev in sampled_evs:
         sampling = ev.block.channel.sampling
-        if sampling is None:
-            continue
-        d = np.asarray(ev.div.value)
-        d_max = float(d.max()) if d.size else 0.0
-        pairs = coordinate_pairs[ev.block.name]
+        assert sampling is not None
         tv = float(sampling.tv_bound(ev.uniques))
-        share = min(1.0, len(pairs) * tv * (1.0 + math.exp(min(d_max, 700.0))))
+        tvs.append(tv)
+        d = np.asarray(ev.div.value, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            full = tv * (1.0 + np.exp(np.minimum(d, 700.0)))
+        zero = full.copy()
+        np.fill_diagonal(zero, 0.0)
+        if isinstance(ev.block, FeatureBlock):
+            assert ev.inp is not None
+            lo, hi = int(ev.inp[0, 0]), int(ev.inp[1, 0])
+            corner = zero[lo, hi] if orientation == (0, 1) else zero[hi, lo]
+            feature_costs.append(ev.block.n_features * float(max(corner, zero[hi, lo])))
+            shares.append((np.zeros((1, 1)), np.zeros((1, 1))))
+            continue
+        if real:
+            same, diff, _, _ = _block_terms(ev, n_cells, full, zero)
+        else:
+            same, diff, _, _ = _block_terms(ev, n_cells, zero)
+        feature_costs.append(0.0)
+        shares.append((same, diff))
+    total_same = sum((sh[0] for sh in shares), np.zeros((1, 1)))
+    total_diff = sum((sh[1] for sh in shares), np.zeros((1, 1)))
+    candidates = [total_same]
+    if n_cells >= 2:
+        candidates.append(total_diff)
+    best = max(range(len(candidates)), key=lambda i: float(np.max(candidates[i])))
+    where = np.unravel_index(int(np.argmax(candidates[best])), candidates[best].shape)
+    fixed = math.fsum(feature_costs)
+    delta = min(1.0, float(candidates[best][where]) + fixed)
+    sampled = []
+    for ev, tv, (same, diff), extra in zip(sampled_evs, tvs, shares, feature_costs, strict=True):
+        sampling = ev.block.channel.sampling
+        assert sampling is not None
+        table = same if best == 0 else diff
+        share = float(table[where] if table.shape == candidates[best].shape else table.max())
+        d = np.asarray(ev.div.value)
         unreachable = None
         exact_delta = None
-        for i, k in pairs:
+        for i, k in coordinate_pairs[ev.block.name]:
             if i == k:
                 continue
             a, b = ev.uniques[i], ev.uniques[k]
@@ -494,12 +594,12 @@ def _sampled_caveats(
                 block=ev.block.name,
                 note=sampling.note,
                 tv_bound=tv,
-                delta=share,
+                delta=min(1.0, share + extra),
                 unreachable=unreachable,
                 exact_delta=exact_delta,
             )
         )
-    return sampled
+    return sampled, delta
 
 
 # -- the verifier -------------------------------------------------------------------------------
@@ -511,6 +611,9 @@ def verify_ldp(
     labels: Sequence[Any] | None = None,
     tolerance: float = 1e-9,
     exact_sampled_delta: bool = False,
+    check_sampler: bool = False,
+    key: Any = None,
+    n_sampler: int = 20_000,
 ) -> LDPCertificate:
     """Certify ``mechanism``'s epsilon-LDP claim for ``n_cells`` cells (module docstring).
 
@@ -531,6 +634,10 @@ def verify_ldp(
         (float64 rounding of log-probabilities).
     exact_sampled_delta:
         Also compute each sampler's exact delta at the witness pair (can take seconds).
+    check_sampler:
+        Also cross-check ``privatize`` against the declared law
+        (:func:`~ldptree.testing.check_sampler` with ``n_sampler`` reports per record and PRNG
+        ``key``, default ``PRNGKey(0)``); a rejection makes ``holds`` false.
     """
     if not isinstance(mechanism, VerifiableMechanism):
         raise TypeError(
@@ -538,6 +645,9 @@ def verify_ldp(
             f"ReportLaw (see ldptree.accounting.ReportLaw), got {type(mechanism).__name__}"
         )
     claim = check_real(mechanism.epsilon, "mechanism.epsilon")
+    delta_claimed = check_real(getattr(mechanism, "delta", 0.0), "mechanism.delta")
+    if not 0.0 <= delta_claimed <= 1.0:
+        raise ValueError(f"mechanism.delta must lie in [0, 1], got {delta_claimed}")
     n_cells = check_int(n_cells, "n_cells", minimum=1)
     tol = check_real(tolerance, "tolerance")
     if tol < 0:
@@ -597,6 +707,20 @@ def verify_ldp(
     lower = float(diff_total[p, q] if use_diff else same_total[p, q])
     proven = not feature_problems
     notes.extend(feature_problems)
+    if real and not isinstance(law.label_map, AffineLabelMap):
+        proven = False
+        notes.append(
+            "real labels: label_map is an arbitrary callable, whose monotonicity and affinity "
+            "can only be checked at finitely many labels, which proves nothing about the labels "
+            "in between; declare it as an AffineLabelMap (clip, then affine) or declare "
+            "label_levels (labels enter through a random level), or finite labels"
+        )
+    if law.label_levels is not None:
+        notes.append(
+            f"certified for every real label: labels enter the report through a random level "
+            f"among {len(probes)} levels, and a mixture of the level laws is no less private "
+            "than the worst level pair"
+        )
     if real:
         problems = _declaration_problems(evaluated, ts)
         corner = max(float(same_total[:2, :2].max()), float(diff_total[:2, :2].max()))
@@ -669,10 +793,31 @@ def verify_ldp(
 
     bound = lower if (certified and proven and consistent) else math.inf
     exact = bound == lower
-    holds = bound <= claim + tol * max(1.0, claim)
+    declared_holds = bound <= claim + tol * max(1.0, claim)
 
-    sampled = _sampled_caveats(evaluated, coordinate_pairs, exact_sampled_delta)
-    delta = min(1.0, math.fsum(c.delta for c in sampled)) if holds else None
+    sampled, sampled_delta = _sampled_caveats(
+        evaluated, n_cells, real, orientation, coordinate_pairs, exact_sampled_delta
+    )
+    delta = sampled_delta if declared_holds else None
+    holds = declared_holds and delta is not None and delta <= delta_claimed
+    if declared_holds and not holds:
+        notes.append(
+            f"the declared law holds but the sampler only approximates it: delta {delta:.3g} "
+            f"as sampled exceeds the claimed delta {delta_claimed:.3g}"
+        )
+    sampler_result = None
+    if check_sampler:
+        sampler_result = _check_sampler(
+            mechanism,
+            n_cells,
+            label_bound=label_bound,
+            labels=labels,
+            n=n_sampler,
+            key=jax.random.PRNGKey(0) if key is None else key,
+        )
+        if sampler_result.rejected:
+            holds = False
+            notes.append("privatize does not sample the declared report law (sampler check)")
     if real and proven:
         notes.append(
             f"certified for every real label in [{probes[0]:.6g}, {probes[1]:.6g}] "
@@ -683,10 +828,13 @@ def verify_ldp(
         epsilon_bound=bound,
         epsilon_lower=lower,
         exact=exact,
+        declared_holds=declared_holds,
         holds=holds,
         tolerance=tol,
         witness=witness,
         delta=delta,
         sampled=tuple(sampled),
         notes=tuple(notes),
+        delta_claimed=delta_claimed,
+        sampler_check=sampler_result,
     )

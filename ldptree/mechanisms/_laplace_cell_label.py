@@ -35,7 +35,7 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree.accounting._channels import grid_laplace_channel, grid_laplace_log_probs
-from ldptree.accounting._law import CellBlock, ReportLaw
+from ldptree.accounting._law import AffineLabelMap, CellBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._laplace_cell_class import (
     CLAMP_SCALES,
@@ -293,7 +293,9 @@ class LaplaceCellLabelMechanism:
                 CellBlock("cell", cell, on=lambda t: (per_unit,), off=lambda t: (0.0,)),
                 CellBlock("label", label, on=lambda t: (t,), off=lambda t: (0.0,)),
             ),
-            label_map=self.label_location,
+            label_map=AffineLabelMap(
+                *self.label_bound, self.label_center, per_unit / self.label_half_range
+            ),
             assemble=assemble,
         )
 

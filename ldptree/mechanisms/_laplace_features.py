@@ -49,7 +49,7 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.accounting._channels import grid_laplace_channel, grid_laplace_log_probs
-from ldptree.accounting._law import FeatureBlock, LabelBlock, ReportLaw
+from ldptree.accounting._law import AffineLabelMap, FeatureBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
 from ldptree.mechanisms._records import check_records
@@ -340,7 +340,7 @@ class LaplaceFeatureLabelMechanism:
                 ),
                 LabelBlock("label", label_channel, inputs=lambda t: (t,)),
             ),
-            label_map=self.label_location,
+            label_map=AffineLabelMap(*self.label_bound, self.label_center, 1.0 / self.label_step),
             assemble=assemble,
         )
 

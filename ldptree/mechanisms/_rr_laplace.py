@@ -46,7 +46,7 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import PRNGKey
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.accounting._channels import binary_channel, grid_laplace_channel
-from ldptree.accounting._law import CellBlock, LabelBlock, ReportLaw
+from ldptree.accounting._law import AffineLabelMap, CellBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._random import holder_words, key_words, laplace, unit_halfopen
 from ldptree.mechanisms._records import check_records
@@ -377,7 +377,7 @@ class RRLaplaceMechanism:
                 ),
                 LabelBlock("label", label, inputs=lambda t: (t,)),
             ),
-            label_map=self.label_location,
+            label_map=AffineLabelMap(*self.label_bound, self.label_center, 1.0 / self.label_step),
             assemble=assemble,
         )
 
