@@ -4,8 +4,9 @@ A thin assertion around :func:`~ldptree.accounting.verify_ldp`. By default the c
 *hold*: the mechanism as implemented (what it samples) is ``(epsilon, delta)``-LDP at its own
 claim (``delta`` defaults to 0, a pure claim). With ``max_delta`` the test accepts a sampler that
 only approximates its declared law: the declared law must hold and the certified ``delta`` as
-sampled must not exceed ``max_delta``. The failure message is the certificate itself: the claim, the certified bound, the
-witness records and report with the per-block split of the ratio, and every caveat.
+sampled must not exceed ``max_delta``. The failure message is the certificate itself: the claim,
+the certified bound, the witness records and report with the per-block split of the ratio, and
+every caveat.
 """
 
 from __future__ import annotations
