@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
+import numpy as np
 import pytest
 
+from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
+from ldptree.protocols import CellEstimates
 from ldptree.testing import BUILT_INS, built_in_mechanisms, mechanism_checks
 
 #: Built-ins whose label noise is float32 Laplace: pure as sampled fails (delta > 0).
@@ -51,3 +55,43 @@ def test_built_in(check: Any) -> None:
 def test_task_is_validated() -> None:
     with pytest.raises(ValueError, match="task"):
         mechanism_checks(BUILT_INS["RRLaplaceMechanism"].make, task="ranking")  # type: ignore[arg-type]
+
+
+@attrs.frozen
+class _BiasedCounts(RRLaplaceMechanism):
+    """Debiased counts off by n / 2 per cell."""
+
+    def debias(self, stats: Any, n: int) -> CellEstimates:
+        est = super().debias(stats, n)
+        return CellEstimates(count=np.asarray(est.count) + 0.5 * n, label_sum=est.label_sum, n=n)
+
+
+@attrs.frozen
+class _IgnoresFirstHolder(RRLaplaceMechanism):
+    """Draws holder randomness from its position in the call, not from first_holder."""
+
+    def privatize(
+        self, key: Any, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
+    ) -> RRLaplaceReport:
+        return super().privatize(key, cells, labels, n_cells)
+
+
+def _named(checks: Any, name: str) -> Any:
+    (check,) = [c for c in checks if c.name == name]
+    return check
+
+
+def test_the_unbiasedness_check_catches_a_bias() -> None:
+    checks = mechanism_checks(
+        lambda e: _BiasedCounts(epsilon=e, label_bound=(-1.0, 1.0)), task="regression"
+    )
+    with pytest.raises(AssertionError, match="count looks biased"):
+        _named(checks, "unbiased")()
+
+
+def test_the_chunking_check_catches_position_dependent_randomness() -> None:
+    checks = mechanism_checks(
+        lambda e: _IgnoresFirstHolder(epsilon=e, label_bound=(-1.0, 1.0)), task="regression"
+    )
+    with pytest.raises(AssertionError, match="chunked"):
+        _named(checks, "chunking")()
