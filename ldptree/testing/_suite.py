@@ -38,7 +38,7 @@ import attrs
 import jax
 import jax.numpy as jnp
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
@@ -226,7 +226,13 @@ def _check_unbiased(s: _Setup, examples: int = 2, repeats: int = 50, n: int = 30
         one(jnp.zeros(n, jnp.int32), s.draw_labels(rng, n), 1, s.seed)
         return
 
-    @settings(max_examples=examples, deadline=None, derandomize=True, database=None)
+    @settings(
+        max_examples=examples,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        phases=(Phase.generate,),  # no shrinking: each example runs the protocol many times
+    )
     @given(partition=partitions(max_features=3, max_depth=3), seed=st.integers(0, 2**31 - 1))
     def inner(partition: Any, seed: int) -> None:
         rng = np.random.default_rng(seed)
