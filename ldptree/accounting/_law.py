@@ -28,13 +28,18 @@ describing the law of one holder's report given its record ``(cell, label)``: a 
 
 * finite labels (class codes): ``labels`` lists the label domain (including a code standing for
   "any undeclared label" where the mechanism maps those to a null record), and ``t`` is the label;
-* real labels (``labels is None``): ``t = label_map(y)``, a *monotone* function of the label (for
-  a built-in: clip to the declared bound, centre, scale, in the float32 arithmetic the sampler
-  uses). Every input that depends on ``t`` must be an *affine* function of ``t`` (a constant per
-  coordinate otherwise). With channels that are ``convex_in_location``, the log-likelihood ratio
-  of two records is then a convex function of ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum
-  over all labels in ``[lo, hi]`` is attained at the extreme labels: the accountant's bound covers
-  every real label, not just those it evaluates.
+* real labels (``labels is None``): ``t = label_map(y)`` with ``label_map`` an
+  :class:`AffineLabelMap` (clip, then affine: monotone and affine *by construction*; for a
+  built-in: clip to the declared bound, centre, scale). Every input that depends on ``t`` must be
+  an *affine* function of ``t`` (a constant per coordinate otherwise). With channels that are
+  ``convex_in_location``, the log-likelihood ratio of two records is then a convex function of
+  ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum over all labels in ``[lo, hi]`` is attained
+  at the extreme labels: the accountant's bound covers every real label, not just those it
+  evaluates. An arbitrary callable ``label_map`` cannot be checked between the labels evaluated,
+  so the verifier refuses it;
+* real labels through random levels (``label_levels``): the holder maps its label to a random
+  level of a finite set and releases that level's law; the levels are enumerated like finite
+  labels, which covers every real label (see :class:`ReportLaw`).
 
 ``assemble(outputs)`` turns per-block outputs (``{block name: flat list}``, cell-major for cell
 blocks) into one holder's report in the mechanism's own format, so that the certificate's witness

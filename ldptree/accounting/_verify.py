@@ -14,8 +14,12 @@ the same cell, ``D(on(t), on(t')) + (L - 1) D(off(t), off(t'))`` and, for differ
 ``D(on(t), off(t')) + D(off(t), on(t')) + (L - 2) D(off(t), off(t'))`` — so the cost does not grow
 with ``L`` (randomized response on a 4096-bit one-hot vector is two table look-ups).
 
-Labels. Finite label domains are enumerated. For real labels in ``[lo, hi]`` the channels see
-``t = label_map(y)``, monotone in ``y``; every ``t``-dependent input is affine in ``t`` and its
+Labels. Finite label domains and label levels (:class:`~ldptree.accounting.ReportLaw`: a mixture
+of level laws is no less private than the worst level pair) are enumerated. For real labels in
+``[lo, hi]`` the channels see ``t = label_map(y)`` with ``label_map`` an
+:class:`~ldptree.accounting.AffineLabelMap` (monotone and affine by construction; any other
+callable is refused: its properties cannot be proven from finitely many evaluations); every
+``t``-dependent input is affine in ``t`` and its
 channel's divergence is a convex function of the input difference, so ``L`` restricted to each
 pair type (same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
 ``[t(lo), t(hi)]^2`` at a corner: evaluating the extreme labels is a proof for every real label.
@@ -44,8 +48,11 @@ Sampling. A channel's :class:`~ldptree.accounting.Sampling` says how its sampler
 declared law (e.g. float32 Laplace noise with bounded support). If the declared law is pure
 ``eps_b``-LDP and coordinate ``k``'s sampled law is within total variation ``tau_k`` of its declared
 law, then coordinate by coordinate ``P~(S|a) <= P(S|a) + tau <= e^D P(S|b) + tau
-<= e^D P~(S|b) + tau (1 + e^D)``, and basic composition gives that the sampled mechanism is
-``(eps_b, sum_k tau_k (1 + e^{D_k}))``-LDP: that sum is the certificate's ``delta``.
+<= e^D P~(S|b) + tau (1 + e^D)``, a coordinate whose two inputs are equal adds nothing, and basic
+composition gives that the sampled mechanism is ``(eps_b, sum_k tau_k (1 + e^{D_k}))``-LDP with
+the sum over the coordinates whose inputs differ; its supremum over record pairs is the
+certificate's ``delta`` (:func:`_sampled_caveats`). ``holds`` and ``pure`` describe the mechanism
+as sampled: ``holds`` needs ``delta`` at most the mechanism's own ``delta`` claim (0 by default).
 """
 
 from __future__ import annotations
