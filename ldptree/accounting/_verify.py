@@ -512,7 +512,6 @@ def _sampled_caveats(
     evaluated: list[_Evaluated],
     n_cells: int,
     real: bool,
-    orientation: tuple[int, int],
     coordinate_pairs: dict[str, list[tuple[int, int]]],
     exact_sampled_delta: bool,
 ) -> tuple[list[SampledCaveat], float]:
@@ -560,8 +559,8 @@ def _sampled_caveats(
         if isinstance(ev.block, FeatureBlock):
             assert ev.inp is not None
             lo, hi = int(ev.inp[0, 0]), int(ev.inp[1, 0])
-            corner = zero[lo, hi] if orientation == (0, 1) else zero[hi, lo]
-            feature_costs.append(ev.block.n_features * float(max(corner, zero[hi, lo])))
+            # every feature coordinate's inputs differ at the box corners, either orientation
+            feature_costs.append(ev.block.n_features * float(max(zero[lo, hi], zero[hi, lo])))
             shares.append((np.zeros((1, 1)), np.zeros((1, 1))))
             continue
         if real:
@@ -803,7 +802,7 @@ def verify_ldp(
     declared_holds = bound <= claim + tol * max(1.0, claim)
 
     sampled, sampled_delta = _sampled_caveats(
-        evaluated, n_cells, real, orientation, coordinate_pairs, exact_sampled_delta
+        evaluated, n_cells, real, coordinate_pairs, exact_sampled_delta
     )
     delta = sampled_delta if declared_holds else None
     holds = declared_holds and delta is not None and delta <= delta_claimed
