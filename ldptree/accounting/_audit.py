@@ -12,7 +12,21 @@ with probability at least ``1 - 2a``. Events are *chosen* on one split of the sa
 the ``m`` evaluated events (``a = (1 - confidence) / (2 m)``) makes all bounds hold simultaneously
 with probability at least ``confidence``, and ``epsilon_lower`` is the largest of them.
 
-Choice of events (on the selection split, per record pair): every report is flattened to numbers
+Comparisons. Records are the first, second and last cell (own cell vs others, first vs last) times
+the labels (the ends of ``label_bound``, or the given class labels); every pair of records is
+compared on single reports. Across holders (``holder_pairs``): holders ``h`` and ``h + 1`` are
+privatized together (in both pairings, ``first_holder`` 0 and 1), holder ``h``'s record changing
+and holder ``h + 1``'s fixed; the joint reports, with their difference as extra columns, are
+compared. For independent holders the joint likelihood ratio is holder ``h``'s own, so the same
+bound applies; holders that reuse randomness show up in the difference.
+
+Exact bits (``exact_bits``): every float column also contributes two discrete columns with
+exact-value bins: its lowest 4 representation bits and its *grain* ``e`` (the value is ``m 2^e``
+with ``m`` odd). A support that depends on the record (``y + N`` in floating point: for ``y = 1``
+every output is a multiple of ``ulp(1) / 2``, for ``y = 0`` small outputs are not) or a leak in
+the low mantissa bits is invisible to quantile bins and plain in these columns.
+
+Choice of events (on the selection split, per comparison): every report is flattened to numbers
 and each column's law under ``x`` and ``x'`` is estimated (exact values when a column takes few
 values, else quantile bins); columns whose laws do not differ (G-test, ``p > 0.05``) are dropped,
 and the rest are combined into the naive-Bayes log-likelihood ratio score. This is the
@@ -231,11 +245,15 @@ def audit_ldp(
 ) -> AuditResult:
     """Black-box audit of ``mechanism``'s epsilon claim (module docstring).
 
-    Records are the cells ``{0, 1}`` (``{0}`` when ``n_cells == 1``) times the labels: the ends
-    of ``label_bound`` for real labels (pass a range wider than the mechanism's bound to test its
-    clipping) or ``labels`` for class codes. ``n_samples`` reports in all are split evenly between
-    the records; ``selection_fraction`` of each record's reports choose the events, the rest
-    evaluate them. ``delta`` audits an ``(epsilon, delta)`` claim instead of a pure one.
+    Records are the cells ``{0, 1, n_cells - 1}`` (``{0}`` when ``n_cells == 1``) times the labels:
+    the ends of ``label_bound`` for real labels (pass a range wider than the mechanism's bound to
+    test its clipping) or ``labels`` for class codes. ``n_samples`` reports in all are split evenly
+    between the records (the holder-pair comparisons privatize up to 12 times as many holders per
+    record again, as pairs);
+    ``selection_fraction`` of each comparison's reports choose the events, the rest evaluate them.
+    ``delta`` audits an ``(epsilon, delta)`` claim instead of a pure one. ``exact_bits`` and
+    ``holder_pairs`` switch the exact-bit columns and the holder-pair comparisons (module
+    docstring); both are on by default.
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must implement the Mechanism protocol, got {type(mechanism)}")

@@ -158,7 +158,8 @@ def check_sampler(
     law = mechanism.report_law(n_cells)
     if law.labels is not None:
         record_labels: list[Any] = list(law.labels if labels is None else labels)
-        integer = True
+        # class codes are integers; a finite domain of real representatives stays real
+        integer = all(isinstance(v, int | np.integer) for v in record_labels)
     elif law.label_levels is not None:
         record_labels, integer = [float(v) for v in law.label_levels], False
     else:
