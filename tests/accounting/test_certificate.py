@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
+from toy_mechanisms import ToyLaplace
 
 from ldptree.accounting import (
     AffineLabelMap,
@@ -20,78 +21,102 @@ from ldptree.accounting import (
     binary_channel,
     verify_ldp,
 )
-from ldptree.mechanisms import (
-    LaplaceCellClassMechanism,
-    LaplaceCellLabelMechanism,
-    RRLaplaceMechanism,
-)
 from ldptree.protocols import CellEstimates
 
 
-@attrs.frozen
-class _DeclaresDelta(RRLaplaceMechanism):
-    """The built-in with an honest ``(epsilon, delta)`` claim covering its float32 sampler."""
+def _toy_delta(tau: float) -> float:
+    """Worst record pair of ToyLaplace: two cell coordinates at D = eps / 4 and the label at
+    D = eps / 2 (eps = 1), each charged tau (1 + e^D)."""
+    return tau * (2.0 * (1.0 + math.exp(0.25)) + (1.0 + math.exp(0.5)))
 
-    delta: float = 1e-3
+
+def test_an_exact_mechanism_is_pure() -> None:
+    cert = verify_ldp(ToyLaplace(epsilon=1.0), n_cells=4, label_bound=(-1.0, 2.0))
+    assert cert.declared_holds and cert.holds and cert.pure and cert.exact
+    assert cert.epsilon_bound == pytest.approx(1.0, rel=1e-12)
+    assert any("every real label" in note for note in cert.notes)
 
 
 def test_holds_describes_the_sampler_not_only_the_declared_law() -> None:
-    # at epsilon 50 the float32 Laplace sampler's support differs between labels: delta 1 as
-    # sampled, although the declared law is exactly 50-LDP
-    cert = verify_ldp(RRLaplaceMechanism(epsilon=50.0, label_bound=1.0), n_cells=4, label_bound=1.0)
+    # the declared law is exactly 1-LDP, but the sampler only approximates it: a pure claim fails
+    cert = verify_ldp(ToyLaplace(epsilon=1.0, tau=1e-4), n_cells=4, label_bound=(0.0, 1.0))
     assert cert.declared_holds and not cert.holds and not cert.pure
-    assert cert.delta == 1.0
-    assert "as implemented FAILS" in str(cert)
+    assert cert.delta == pytest.approx(_toy_delta(1e-4), rel=1e-12)
+    assert "as implemented FAILS" in str(cert) and "declared law: holds" in str(cert)
+    # a sampler far from its law: delta 1 (the built-ins' float32 Laplace at epsilon 50 was such)
+    assert verify_ldp(ToyLaplace(epsilon=1.0, tau=0.3), n_cells=4, label_bound=1.0).delta == 1.0
 
 
 def test_a_declared_delta_that_covers_the_sampler_holds_but_is_not_pure() -> None:
-    cert = verify_ldp(_DeclaresDelta(epsilon=1.0, label_bound=1.0), n_cells=4, label_bound=1.0)
+    mech = ToyLaplace(epsilon=1.0, tau=1e-5, delta=1e-3)
+    cert = verify_ldp(mech, n_cells=4, label_bound=(0.0, 1.0))
     assert cert.delta_claimed == 1e-3
     assert cert.declared_holds and cert.holds and not cert.pure
-    assert cert.delta is not None and 0.0 < cert.delta <= 1e-3
+    too_small = verify_ldp(attrs.evolve(mech, delta=1e-6), n_cells=4, label_bound=(0.0, 1.0))
+    assert too_small.declared_holds and not too_small.holds
 
 
-@pytest.mark.parametrize(
-    "make, label_bound",
-    [
-        (lambda: LaplaceCellClassMechanism(epsilon=1.0, n_classes=3), None),
-        (lambda: LaplaceCellLabelMechanism(epsilon=1.0, label_bound=(0.0, 1.0)), (0.0, 1.0)),
-    ],
-)
-def test_sampler_delta_does_not_grow_with_the_number_of_cells(make: Any, label_bound: Any) -> None:
-    mech = make()
-    small = verify_ldp(mech, n_cells=4, label_bound=label_bound).delta
-    large = verify_ldp(mech, n_cells=4096, label_bound=label_bound).delta
+@pytest.mark.parametrize("real", [True, False])
+def test_sampler_delta_does_not_grow_with_the_number_of_cells(real: bool) -> None:
+    # only the coordinates whose inputs differ (the two records' own cells, the label) are charged
+    mech = ToyLaplace(epsilon=1.0, tau=1e-6)
+    bound = (0.0, 1.0) if real else None
+    law_labels = None if real else [0.0, 1.0]
+    small = _verify(mech, 4, bound, law_labels).delta
+    large = _verify(mech, 4096, bound, law_labels).delta
     assert small is not None and large is not None
-    # only the coordinates whose inputs differ (the two records' own cells) are charged
     assert large == pytest.approx(small, rel=1e-12)
-    assert large < 1e-3
+    # real labels charge the label coordinate of same-label pairs too (2 tau; see _sampled_caveats)
+    assert large == pytest.approx(_toy_delta(1e-6), rel=1e-12)
+
+
+def _verify(mech: Any, n_cells: int, bound: Any, levels: Any) -> Any:
+    if levels is None:
+        return verify_ldp(mech, n_cells=n_cells, label_bound=bound)
+    return verify_ldp(_Levels(mech, tuple(levels)), n_cells=n_cells)
+
+
+@attrs.frozen
+class _Levels:
+    """``inner`` declared through label levels (its labels enter as the levels themselves)."""
+
+    inner: Any
+    levels: tuple[float, ...]
+
+    @property
+    def epsilon(self) -> float:
+        return float(self.inner.epsilon)
+
+    def privatize(self, *args: Any, **kw: Any) -> Any:
+        return self.inner.privatize(*args, **kw)
+
+    def summarize(self, reports: Any, n_cells: int) -> Any:
+        return self.inner.summarize(reports, n_cells)
+
+    def debias(self, stats: Any, n: int) -> Any:
+        return self.inner.debias(stats, n)
+
+    def log_prob(self, report: Any, cell: int, label: Any, n_cells: int) -> float:
+        return float(self.inner.log_prob(report, cell, label, n_cells))
+
+    def report_law(self, n_cells: int) -> ReportLaw:
+        return attrs.evolve(self.inner.report_law(n_cells), label_levels=self.levels)
 
 
 # -- real-label maps ------------------------------------------------------------------------------
-@attrs.frozen
-class _JumpingMap(RRLaplaceMechanism):
-    """Declares a label map that jumps by 64 code steps on a narrow label interval that falls
-    between the verifier's 9 probe labels: the declared log-ratio there is far above the claim."""
-
-    def report_law(self, n_cells: int) -> ReportLaw:
-        base = super().report_law(n_cells)
-        affine = base.label_map
-        jump = 64.0 * self.label_scale / self.label_step
-
-        def label_map(y: float) -> float:
-            return affine(y) + (jump if 0.30 < y < 0.31 else 0.0)
-
-        return attrs.evolve(base, label_map=label_map)
+def _jumping(y: float) -> float:
+    """Clip to [0, 1], but jump by 32 on (0.30, 0.31), between the verifier's 9 probe labels."""
+    t = min(max(y, 0.0), 1.0)
+    return t + (32.0 if 0.30 < y < 0.31 else 0.0)
 
 
 def test_a_callable_label_map_is_not_certified_for_every_real_label() -> None:
-    mech = _JumpingMap(epsilon=1.0, label_bound=(0.0, 1.0))
-    # the jump lies between probes: the declared law's ratio at y = 0.305 exceeds 64
-    law = mech.report_law(2)
-    t_jump, t_hi = law.label_coordinate(0.305), law.label_coordinate(1.0)
-    beta = mech.label_scale / mech.label_step
-    assert abs(t_jump - t_hi) / beta > 63.0
+    mech = ToyLaplace(epsilon=1.0, label_map=_jumping)
+    # the declared law's log-ratio between labels 0.305 and 0 is 32.305 / (2 / eps) > 16 >> 1:
+    # the probes never see it, and the verifier used to certify this map (bound 1.0)
+    report = mech.report_law(2).assemble({"cells": [0.0, 0.0], "label": [32.305]})  # type: ignore[misc]
+    ratio = mech.log_prob(report, 0, 0.305, 2) - mech.log_prob(report, 0, 0.0, 2)
+    assert ratio == pytest.approx(32.305 / 2.0, rel=1e-6)
     cert = verify_ldp(mech, n_cells=2, label_bound=(0.0, 1.0))
     assert not cert.declared_holds and not cert.holds
     assert math.isinf(cert.epsilon_bound)

@@ -12,6 +12,7 @@ import attrs
 import jax
 import jax.numpy as jnp
 import pytest
+from toy_mechanisms import ToyLaplace
 
 from ldptree.accounting import check_sampler, verify_ldp
 from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism, RRLaplaceReport
@@ -32,7 +33,7 @@ def test_a_sampler_that_ignores_its_declared_law_is_rejected() -> None:
     mech = _TrueCell(epsilon=1.0, label_bound=1.0)
     result = check_sampler(mech, 5, label_bound=1.0, key=jax.random.PRNGKey(0))
     assert result.rejected and result.p_min == 0.0
-    assert "block 'cell'" in result.worst
+    assert "input 1" in result.worst  # the record's own cell
     cert = verify_ldp(mech, n_cells=5, label_bound=1.0, check_sampler=True)
     # the declared law is fine; what runs is not
     assert cert.declared_holds and not cert.holds
@@ -54,10 +55,16 @@ def test_built_in_samplers_are_not_rejected(mech: Any, label_bound: Any) -> None
     assert cert.sampler_check is not None and not cert.sampler_check.rejected
 
 
+def test_continuous_channels_are_listed_as_not_tested() -> None:
+    result = check_sampler(ToyLaplace(epsilon=1.0), 3, label_bound=1.0, key=jax.random.PRNGKey(0))
+    assert not result.rejected and result.n_tests == 0
+    assert any("not a finite channel" in s for s in result.skipped)
+
+
 def test_bad_arguments() -> None:
-    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
     with pytest.raises(ValueError, match="label_bound"):
-        check_sampler(mech, 4, key=jax.random.PRNGKey(0))
+        check_sampler(ToyLaplace(epsilon=1.0), 4, key=jax.random.PRNGKey(0))
+    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
     with pytest.raises(ValueError, match="alpha"):
         check_sampler(mech, 4, label_bound=1.0, key=jax.random.PRNGKey(0), alpha=2.0)
     with pytest.raises(TypeError, match="report_law"):
