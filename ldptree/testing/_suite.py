@@ -47,6 +47,7 @@ from ldptree.testing._strategies import partitions
 
 __all__ = [
     "BUILT_INS",
+    "NOT_BUILT_INS",
     "BuiltIn",
     "MechanismCheck",
     "built_in_mechanisms",
@@ -421,9 +422,14 @@ BUILT_INS: dict[str, BuiltIn] = {
 }
 
 
+#: Mechanism classes exported by :mod:`ldptree.mechanisms` that are not standalone built-ins
+#: (e.g. a generic class the built-ins are assembled from), with the reason they need no entry.
+NOT_BUILT_INS: dict[str, str] = {}
+
+
 def built_in_mechanisms() -> tuple[str, ...]:
     """Names in ``ldptree.mechanisms.__all__`` that are classes implementing the Mechanism
-    protocol's methods."""
+    protocol's methods, less :data:`NOT_BUILT_INS`."""
     import inspect
 
     import ldptree.mechanisms as mechanisms
@@ -433,7 +439,8 @@ def built_in_mechanisms() -> tuple[str, ...]:
         sorted(
             name
             for name in mechanisms.__all__
-            if inspect.isclass(obj := getattr(mechanisms, name))
+            if name not in NOT_BUILT_INS
+            and inspect.isclass(obj := getattr(mechanisms, name))
             and all(callable(getattr(obj, m, None)) for m in methods)
         )
     )
