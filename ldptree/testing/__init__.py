@@ -16,6 +16,7 @@ from ldptree.testing._strategies import (
 )
 from ldptree.testing._suite import (
     BUILT_INS,
+    NOT_BUILT_INS,
     BuiltIn,
     MechanismCheck,
     built_in_mechanisms,
@@ -26,6 +27,7 @@ from ldptree.testing._unbiased import assert_unbiased, debiased_runs
 
 __all__ = [
     "BUILT_INS",
+    "NOT_BUILT_INS",
     "BuiltIn",
     "MechanismCheck",
     "assert_ldp",

@@ -11,7 +11,7 @@ import pytest
 
 from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.protocols import CellEstimates
-from ldptree.testing import BUILT_INS, built_in_mechanisms, mechanism_checks
+from ldptree.testing import BUILT_INS, built_in_mechanisms, mechanism_checks, pytest_params
 
 #: Built-ins whose label noise is float32 Laplace: pure as sampled fails (delta > 0).
 FLOAT32_SAMPLERS = {
@@ -96,3 +96,17 @@ def test_the_chunking_check_catches_position_dependent_randomness() -> None:
     )
     with pytest.raises(AssertionError, match="chunked"):
         _named(checks, "chunking")()
+
+
+def test_pytest_params_wrap_every_check_with_its_marks() -> None:
+    xfail = pytest.mark.xfail(strict=True, reason="demo")
+    params = pytest_params(
+        BUILT_INS["RRLaplaceMechanism"].make,
+        task="regression",
+        prefix="rr-",
+        marks={"certificate_pure": xfail},
+    )
+    names = [c.name for c in BUILT_INS["RRLaplaceMechanism"].checks()]
+    assert [p.id for p in params] == [f"rr-{n}" for n in names]
+    marked = [p for p in params if p.marks]
+    assert [p.id for p in marked] == ["rr-certificate_pure"]
