@@ -34,9 +34,13 @@ blocks the orientation is chosen jointly (the blocks see the same ``x``), so the
 ``d * max_o sum_blocks D_o``. The verifier also evaluates interior features and checks the
 declared monotonicity, affinity and convexity on them, as for labels. The witness then carries the
 two corner feature vectors, and ``log_prob`` is called with ``features=``.
-The verifier also evaluates interior labels and checks the declared monotonicity, affinity and
-convexity on them; a declaration that fails the check is not certified (``epsilon_bound = inf``,
-with the largest ratio found as ``epsilon_lower``).
+The block inputs' affinity in ``t`` is *proven* by running their input functions on a symbolic
+``t`` (:class:`_Affine`: only addition, subtraction, multiplication and division by real constants
+are allowed, so a function that runs on it is affine for every ``t``; a comparison or conversion
+of ``t`` refuses certification). The verifier also evaluates interior labels and cross-checks
+affinity and convexity on them; a declaration that fails is not certified (``epsilon_bound =
+inf``, with the largest ratio found as ``epsilon_lower``). A feature block's ``feature_map`` must
+be an :class:`~ldptree.accounting.AffineLabelMap` (monotone by construction).
 
 Finite channels' divergences are computed by enumeration in float64 log space, so the bound is
 exact up to float64 rounding of the log-probabilities (relative ``~1e-15``); the default tolerance
@@ -57,8 +61,9 @@ as sampled: ``holds`` needs ``delta`` at most the mechanism's own ``delta`` clai
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
@@ -383,6 +388,12 @@ def _feature_problems(ev: _Evaluated) -> list[str]:
     """Checks of a feature block's declaration on its probes (module docstring)."""
     assert ev.inp is not None and isinstance(ev.block, FeatureBlock)
     problems = []
+    if not isinstance(ev.block.feature_map, AffineLabelMap):
+        problems.append(
+            f"block {ev.block.name!r}: feature_map is an arbitrary callable, whose monotonicity "
+            "can only be checked at finitely many features; declare it as an AffineLabelMap "
+            "(clip, then affine: monotone by construction)"
+        )
     values = [ev.uniques[int(i)] for i in ev.inp[:, 0]]
     xs = np.asarray(ev.features)
     order = np.argsort(xs)
@@ -436,11 +447,112 @@ def _affine_ok(values: list[Any], ts: list[float]) -> bool:
     return bool(np.all(np.abs(pred - v) <= 1e-9 * (np.abs(v).max() + 1.0)))
 
 
-def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[str]:
-    """Checks of the block inputs' declared affinity and convexity in ``t`` on the probes (the
-    label map itself is an :class:`~ldptree.accounting.AffineLabelMap`: monotone and affine by
-    construction)."""
+class _Affine:
+    """A symbolic ``slope * t + intercept``: passed to a block's input functions in place of
+    ``t``, it proves them affine for *every* ``t`` (when the function runs on it at all, it can
+    only have added, subtracted, multiplied or divided ``t`` by constants; any comparison,
+    conversion or other use of ``t`` raises ``TypeError``, and the declaration is not certified).
+    """
+
+    __slots__ = ("intercept", "slope")
+
+    def __init__(self, slope: float, intercept: float) -> None:
+        self.slope = slope
+        self.intercept = intercept
+
+    @staticmethod
+    def _const(other: Any) -> float:
+        if isinstance(other, bool) or not isinstance(other, int | float | np.integer | np.floating):
+            raise TypeError("only arithmetic with real constants is affine")
+        return float(other)
+
+    def __add__(self, other: Any) -> _Affine:
+        if isinstance(other, _Affine):
+            return _Affine(self.slope + other.slope, self.intercept + other.intercept)
+        return _Affine(self.slope, self.intercept + self._const(other))
+
+    __radd__ = __add__
+
+    def __neg__(self) -> _Affine:
+        return _Affine(-self.slope, -self.intercept)
+
+    def __pos__(self) -> _Affine:
+        return self
+
+    def __sub__(self, other: Any) -> _Affine:
+        if isinstance(other, _Affine):
+            return self + (-other)
+        return _Affine(self.slope, self.intercept - self._const(other))
+
+    def __rsub__(self, other: Any) -> _Affine:
+        return _Affine(-self.slope, self._const(other) - self.intercept)
+
+    def __mul__(self, other: Any) -> _Affine:
+        c = self._const(other)
+        return _Affine(self.slope * c, self.intercept * c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> _Affine:
+        c = self._const(other)
+        return _Affine(self.slope / c, self.intercept / c)
+
+    def __bool__(self) -> bool:
+        raise TypeError("a label-dependent branch is not affine")
+
+    def __float__(self) -> float:
+        raise TypeError("converting the label coordinate is not affine")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        raise TypeError("comparing the label coordinate is not affine")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __ne__ = __eq__
+
+
+def _symbolic_problems(block: Block, n_cells: int) -> list[str]:
+    """Prove the block's inputs affine in ``t`` by running its input functions on ``_Affine``."""
+    if isinstance(block, FeatureBlock):
+        return []
+    calls: list[tuple[str, Callable[[Any], Sequence[Any]]]]
+    if isinstance(block, CellBlock):
+        calls = [("on", block.on), ("off", block.off)]
+    elif isinstance(block, LabelBlock):
+        calls = [("inputs", block.inputs)]
+    else:
+        calls = [(f"inputs(cell={j})", functools.partial(block.inputs, j)) for j in range(n_cells)]
     problems = []
+    for name, call in calls:
+        try:
+            out = tuple(call(_Affine(1.0, 0.0)))
+            for v in out:
+                if not isinstance(v, _Affine):
+                    _Affine._const(v)
+        except (TypeError, ValueError, ArithmeticError) as err:
+            problems.append(
+                f"block {block.name!r}: {name} could not be shown affine in the label coordinate "
+                f"t for every t ({err}); only affine arithmetic on t with real constants is "
+                "certified for real labels"
+            )
+    return problems
+
+
+def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[str]:
+    """Checks of the block inputs' affinity in ``t`` (proven symbolically, :class:`_Affine`, and
+    cross-checked on the probes) and of convexity on the probes (the label map itself is an
+    :class:`~ldptree.accounting.AffineLabelMap`: monotone and affine by construction)."""
+    problems = []
+    n_cells = max(
+        (
+            ev.inp.shape[0]
+            for ev in evaluated
+            if isinstance(ev.block, RecordBlock) and ev.inp is not None
+        ),
+        default=1,
+    )
+    for ev in evaluated:
+        problems.extend(_symbolic_problems(ev.block, n_cells))
     for ev in evaluated:
         if isinstance(ev.block, FeatureBlock):
             continue  # checked by _feature_problems, whatever the labels

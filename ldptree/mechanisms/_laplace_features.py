@@ -336,7 +336,7 @@ class LaplaceFeatureLabelMechanism:
                     "features",
                     feature_channel,
                     n_features=self.n_features,
-                    feature_map=self.feature_location,
+                    feature_map=AffineLabelMap(0.0, 1.0, 0.5, 1.0 / self.feature_step),
                 ),
                 LabelBlock("label", label_channel, inputs=lambda t: (t,)),
             ),

@@ -197,3 +197,33 @@ def test_label_levels_must_be_finite_reals() -> None:
         ReportLaw(blocks=(block,), label_levels=(0.0, math.nan))
     with pytest.raises(ValueError, match="label_levels"):
         ReportLaw(blocks=(block,), label_levels=())
+
+
+@attrs.frozen
+class _JumpingInput(ToyLaplace):
+    """An affine label map, but the label block's input jumps by 32 on a narrow interval of t."""
+
+    def report_law(self, n_cells: int) -> ReportLaw:
+        law = super().report_law(n_cells)
+        cells, label = law.blocks
+        jumping = attrs.evolve(label, inputs=lambda t: (t + (32.0 if 0.30 < t < 0.31 else 0.0),))
+        return attrs.evolve(law, blocks=(cells, jumping))
+
+
+def test_block_inputs_must_be_affine_for_every_label_not_only_the_probes() -> None:
+    cert = verify_ldp(_JumpingInput(epsilon=1.0), n_cells=2, label_bound=(0.0, 1.0))
+    assert not cert.declared_holds and math.isinf(cert.epsilon_bound)
+    assert any("could not be shown affine" in note for note in cert.notes)
+
+
+def test_affine_arithmetic_on_the_label_coordinate_is_accepted() -> None:
+    from ldptree.accounting._verify import _Affine, _symbolic_problems
+
+    block = LabelBlock(
+        "b", binary_channel(0.25), inputs=lambda t: (2.0 * t - 1.0, (3 - t) / 4, -t + t, 5)
+    )
+    assert _symbolic_problems(block, 1) == []
+    out = block.inputs(_Affine(1.0, 0.0))
+    assert [(v.slope, v.intercept) for v in out[:3]] == [(2.0, -1.0), (-0.25, 0.75), (0.0, 0.0)]
+    branching = LabelBlock("c", binary_channel(0.25), inputs=lambda t: (int(t > 0),))
+    assert _symbolic_problems(branching, 1)
