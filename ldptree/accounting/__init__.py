@@ -11,8 +11,10 @@ from ldptree.accounting._channels import (
     grid_laplace_channel,
 )
 from ldptree.accounting._law import (
+    AffineLabelMap,
     CellBlock,
     FeatureBlock,
+    IndexBlock,
     LabelBlock,
     RecordBlock,
     ReportLaw,
@@ -20,16 +22,19 @@ from ldptree.accounting._law import (
 )
 from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
 from ldptree.accounting._release import ReleaseCertificate
+from ldptree.accounting._sampler import SamplerCheck, check_sampler
 from ldptree.accounting._spend import PrivacySpend, spend_of
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
 __all__ = [
+    "AffineLabelMap",
     "AuditResult",
     "CellBlock",
     "Channel",
     "Divergences",
     "FeatureBlock",
     "FiniteChannel",
+    "IndexBlock",
     "LDPCertificate",
     "LabelBlock",
     "LaplaceChannel",
@@ -40,11 +45,13 @@ __all__ = [
     "ReleaseCertificate",
     "ReportLaw",
     "SampledCaveat",
+    "SamplerCheck",
     "Sampling",
     "VerifiableMechanism",
     "Witness",
     "audit_ldp",
     "binary_channel",
+    "check_sampler",
     "grid_laplace_channel",
     "spend_of",
     "verify_ldp",

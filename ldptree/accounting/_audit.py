@@ -12,7 +12,21 @@ with probability at least ``1 - 2a``. Events are *chosen* on one split of the sa
 the ``m`` evaluated events (``a = (1 - confidence) / (2 m)``) makes all bounds hold simultaneously
 with probability at least ``confidence``, and ``epsilon_lower`` is the largest of them.
 
-Choice of events (on the selection split, per record pair): every report is flattened to numbers
+Comparisons. Records are the first, second and last cell (own cell vs others, first vs last) times
+the labels (the ends of ``label_bound``, or the given class labels); every pair of records is
+compared on single reports. Across holders (``holder_pairs``): holders ``h`` and ``h + 1`` are
+privatized together (in both pairings, ``first_holder`` 0 and 1), holder ``h``'s record changing
+and holder ``h + 1``'s fixed; the joint reports, with their difference as extra columns, are
+compared. For independent holders the joint likelihood ratio is holder ``h``'s own, so the same
+bound applies; holders that reuse randomness show up in the difference.
+
+Exact bits (``exact_bits``): every float column also contributes two discrete columns with
+exact-value bins: its lowest 4 representation bits and its *grain* ``e`` (the value is ``m 2^e``
+with ``m`` odd). A support that depends on the record (``y + N`` in floating point: for ``y = 1``
+every output is a multiple of ``ulp(1) / 2``, for ``y = 0`` small outputs are not) or a leak in
+the low mantissa bits is invisible to quantile bins and plain in these columns.
+
+Choice of events (on the selection split, per comparison): every report is flattened to numbers
 and each column's law under ``x`` and ``x'`` is estimated (exact values when a column takes few
 values, else quantile bins); columns whose laws do not differ (G-test, ``p > 0.05``) are dropped,
 and the rest are combined into the naive-Bayes log-likelihood ratio score. This is the
@@ -46,9 +60,10 @@ from ldptree.protocols import Mechanism
 
 __all__ = ["AuditResult", "audit_ldp"]
 
-_MAX_DISCRETE = 64
+_MAX_DISCRETE = 128
 _BINS = 64
 _THRESHOLDS = 200
+_LOW_BITS = 4
 
 
 @attrs.frozen(eq=False)
@@ -83,11 +98,44 @@ class AuditResult:
         )
 
 
-def _features(report: Any, n: int) -> FloatArray:
+#: Code of the grain of a zero (below every real grain).
+_ZERO_GRAIN = -100_000.0
+
+
+def _bit_columns(values: np.ndarray[Any, Any]) -> list[FloatArray]:
+    """Exact-bit statistics of a float column: its lowest ``_LOW_BITS`` representation bits and
+    its *grain* ``e`` (the value is ``m 2^e`` with ``m`` odd; ``_ZERO_GRAIN`` for zero)."""
+    info = np.finfo(values.dtype)
+    uint = {2: np.uint16, 4: np.uint32, 8: np.uint64}[values.dtype.itemsize]
+    bits = values.view(uint).astype(np.uint64)
+    mant_bits = int(info.nmant)
+    bias = int(info.maxexp) - 1
+    exponent = (bits >> np.uint64(mant_bits)) & np.uint64((1 << int(info.nexp)) - 1)
+    mantissa = bits & np.uint64((1 << mant_bits) - 1)
+    normal = exponent > 0
+    full = np.where(normal, mantissa | np.uint64(1 << mant_bits), mantissa)
+    lowest = full & (~full + np.uint64(1))  # lowest set bit
+    with np.errstate(divide="ignore"):
+        trailing = np.log2(lowest.astype(np.float64))
+    scale = np.where(normal, exponent.astype(np.float64), 1.0) - bias - mant_bits
+    grain = np.where(full == 0, _ZERO_GRAIN, scale + trailing)
+    low = (bits & np.uint64((1 << _LOW_BITS) - 1)).astype(np.float64)
+    return [low, grain]
+
+
+def _features(report: Any, n: int, exact_bits: bool = True) -> FloatArray:
+    """Reports flattened to numbers, one row per holder; with ``exact_bits``, every float column
+    is followed by its exact-bit statistics (:func:`_bit_columns`)."""
     leaves = jax.tree_util.tree_leaves(report)
     if not leaves:
         raise ValueError("privatize returned no arrays")
-    cols = [np.asarray(leaf).reshape(n, -1).astype(np.float64) for leaf in leaves]
+    cols = []
+    for leaf in leaves:
+        arr = np.asarray(leaf).reshape(n, -1)
+        cols.append(arr.astype(np.float64))
+        if exact_bits and np.issubdtype(arr.dtype, np.floating):
+            for k in range(arr.shape[1]):
+                cols.extend(c[:, None] for c in _bit_columns(np.ascontiguousarray(arr[:, k])))
     return np.concatenate(cols, axis=1)
 
 
@@ -192,14 +240,20 @@ def audit_ldp(
     labels: Sequence[Any] | None = None,
     delta: float = 0.0,
     selection_fraction: float = 0.3,
+    exact_bits: bool = True,
+    holder_pairs: bool = True,
 ) -> AuditResult:
     """Black-box audit of ``mechanism``'s epsilon claim (module docstring).
 
-    Records are the cells ``{0, 1}`` (``{0}`` when ``n_cells == 1``) times the labels: the ends
-    of ``label_bound`` for real labels (pass a range wider than the mechanism's bound to test its
-    clipping) or ``labels`` for class codes. ``n_samples`` reports in all are split evenly between
-    the records; ``selection_fraction`` of each record's reports choose the events, the rest
-    evaluate them. ``delta`` audits an ``(epsilon, delta)`` claim instead of a pure one.
+    Records are the cells ``{0, 1, n_cells - 1}`` (``{0}`` when ``n_cells == 1``) times the labels:
+    the ends of ``label_bound`` for real labels (pass a range wider than the mechanism's bound to
+    test its clipping) or ``labels`` for class codes. ``n_samples`` reports in all are split evenly
+    between the records (the holder-pair comparisons privatize up to 12 times as many holders per
+    record again, as pairs);
+    ``selection_fraction`` of each comparison's reports choose the events, the rest evaluate them.
+    ``delta`` audits an ``(epsilon, delta)`` claim instead of a pure one. ``exact_bits`` and
+    ``holder_pairs`` switch the exact-bit columns and the holder-pair comparisons (module
+    docstring); both are on by default.
     """
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must implement the Mechanism protocol, got {type(mechanism)}")
@@ -225,41 +279,72 @@ def audit_ldp(
         raise ValueError("pass label_bound=(lo, hi) for real labels or labels=[...] for classes")
     if not label_values:
         raise ValueError("labels must contain at least one label")
-    cells = [0, 1] if n_cells >= 2 else [0]
+    cells = sorted({0, 1, n_cells - 1}) if n_cells >= 2 else [0]
     records = [(c, y) for c in cells for y in label_values]
     if len(records) < 2:
         raise ValueError("the audit needs at least two distinct records")
+    # holder pairs: holder h's record changes from records[0] to each of these, holder h + 1
+    # keeps records[0]; both pairings of consecutive holders (first_holder 0 and 1)
+    other_cell = [records[len(label_values)]] if len(cells) > 1 else []
+    moved = list(dict.fromkeys(r for r in [*other_cell, records[1]] if r != records[0]))
     per_record = n_samples // len(records)
     n_select = int(per_record * frac)
     if n_select < 10 or per_record - n_select < 10:
         raise ValueError(
             f"n_samples={n_samples} gives {per_record} reports per record: too few to audit"
         )
+    dtype = np.int32 if integer else np.float32
+
+    def run(index: int, cell_list: list[int], label_list: list[Any], first: int) -> Any:
+        return mechanism.privatize(
+            jax.random.fold_in(key, index),
+            jnp.asarray(np.asarray(cell_list, dtype=np.int32)),
+            jnp.asarray(np.asarray(label_list, dtype=dtype)),
+            n_cells,
+            first_holder=first,
+        )
 
     feats = []
     for index, (cell, label) in enumerate(records):
-        dtype = np.int32 if integer else np.float32
-        report = mechanism.privatize(
-            jax.random.fold_in(key, index),
-            jnp.asarray(np.full(per_record, cell, dtype=np.int32)),
-            jnp.asarray(np.full(per_record, label, dtype=dtype)),
-            n_cells,
-        )
-        feats.append(_features(report, per_record))
+        report = run(index, [cell] * per_record, [label] * per_record, 0)
+        feats.append(_features(report, per_record, exact_bits))
+    comparisons: list[tuple[FloatArray, FloatArray, Any, Any, str]] = [
+        (feats[i], feats[j], records[i], records[j], "one holder")
+        for i, j in itertools.combinations(range(len(records)), 2)
+    ]
+    fixed = records[0]
+    index = len(records)
+    for first in (0, 1) if holder_pairs else ():
+        joint = []
+        for cell, label in [fixed, *moved]:
+            report = run(
+                index,
+                [cell, fixed[0]] * per_record,
+                [label, fixed[1]] * per_record,
+                first,
+            )
+            index += 1
+            base = _features(report, 2 * per_record, exact_bits=False)
+            bits = _features(report, 2 * per_record, exact_bits)
+            own, nxt = base[0::2], base[1::2]
+            joint.append(np.concatenate([bits[0::2], bits[1::2], own - nxt], axis=1))
+        for k, record in enumerate(moved, start=1):
+            where = f"joint reports of holders (h, h+1), h = {first} mod 2, holder h+1 at {fixed}"
+            comparisons.append((joint[0], joint[k], fixed, record, where))
 
-    pairs = list(itertools.combinations(range(len(records)), 2))
-    n_tests = 2 * len(pairs)
+    n_tests = 2 * len(comparisons)
     a = (1.0 - conf) / (2.0 * n_tests)
-    best: tuple[float, int, int, str, tuple[int, int, int, int]] = (
+    best: tuple[float, Any, Any, str, tuple[int, int, int, int]] = (
         -math.inf,
-        0,
-        1,
+        records[0],
+        records[1],
         "none",
         (0, 0, 0, 0),
     )
-    for i, j in pairs:
-        sel_x, ev_x = feats[i][:n_select], feats[i][n_select:]
-        sel_y, ev_y = feats[j][:n_select], feats[j][n_select:]
+    for fx, fy, name_x, name_y, where in comparisons:
+        n_sel = int(min(fx.shape[0], fy.shape[0]) * frac)
+        sel_x, ev_x = fx[:n_sel], fx[n_sel:]
+        sel_y, ev_y = fy[:n_sel], fy[n_sel:]
         score = _fit_score(sel_x, sel_y)
         sel_sx, sel_sy = score(sel_x), score(sel_y)
         sx, sy = score(ev_x), score(ev_y)
@@ -269,9 +354,9 @@ def audit_ldp(
             counts = (int(k), int(n), int(k2), int(n2))
             value = _epsilon_bound(*counts, a, delta)
             if value > best[0]:
-                rec, oth = (i, j) if favours_x else (j, i)
+                rec, oth = (name_x, name_y) if favours_x else (name_y, name_x)
                 op = ">=" if favours_x else "<="
-                best = (value, rec, oth, f"{{naive-Bayes score {op} {t:.4g}}}", counts)
+                best = (value, rec, oth, f"{{naive-Bayes score {op} {t:.4g}}} ({where})", counts)
     lower = max(0.0, best[0])
     return AuditResult(
         epsilon_claimed=claim,
@@ -280,8 +365,8 @@ def audit_ldp(
         confidence=conf,
         n_samples=per_record * len(records),
         n_tests=n_tests,
-        record=records[best[1]],
-        other=records[best[2]],
+        record=best[1],
+        other=best[2],
         event=best[3],
         counts=best[4],
     )

@@ -28,13 +28,18 @@ describing the law of one holder's report given its record ``(cell, label)``: a 
 
 * finite labels (class codes): ``labels`` lists the label domain (including a code standing for
   "any undeclared label" where the mechanism maps those to a null record), and ``t`` is the label;
-* real labels (``labels is None``): ``t = label_map(y)``, a *monotone* function of the label (for
-  a built-in: clip to the declared bound, centre, scale, in the float32 arithmetic the sampler
-  uses). Every input that depends on ``t`` must be an *affine* function of ``t`` (a constant per
-  coordinate otherwise). With channels that are ``convex_in_location``, the log-likelihood ratio
-  of two records is then a convex function of ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum
-  over all labels in ``[lo, hi]`` is attained at the extreme labels: the accountant's bound covers
-  every real label, not just those it evaluates.
+* real labels (``labels is None``): ``t = label_map(y)`` with ``label_map`` an
+  :class:`AffineLabelMap` (clip, then affine: monotone and affine *by construction*; for a
+  built-in: clip to the declared bound, centre, scale). Every input that depends on ``t`` must be
+  an *affine* function of ``t`` (a constant per coordinate otherwise). With channels that are
+  ``convex_in_location``, the log-likelihood ratio of two records is then a convex function of
+  ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum over all labels in ``[lo, hi]`` is attained
+  at the extreme labels: the accountant's bound covers every real label, not just those it
+  evaluates. An arbitrary callable ``label_map`` cannot be checked between the labels evaluated,
+  so the verifier refuses it;
+* real labels through random levels (``label_levels``): the holder maps its label to a random
+  level of a finite set and releases that level's law; the levels are enumerated like finite
+  labels, which covers every real label (see :class:`ReportLaw`).
 
 ``assemble(outputs)`` turns per-block outputs (``{block name: flat list}``, cell-major for cell
 blocks) into one holder's report in the mechanism's own format, so that the certificate's witness
@@ -53,8 +58,10 @@ from ldptree.accounting._channels import Channel, as_tuple
 from ldptree.protocols import Mechanism
 
 __all__ = [
+    "AffineLabelMap",
     "Block",
     "CellBlock",
+    "ChannelBlock",
     "FeatureBlock",
     "IndexBlock",
     "LabelBlock",
@@ -105,6 +112,10 @@ class RecordBlock:
     inputs: Callable[[int, Any], Sequence[Any]]
 
 
+def _optional_tuple(values: Iterable[Any] | None) -> tuple[Any, ...] | None:
+    return None if values is None else tuple(values)
+
+
 def _check_convex(_: object, attribute: attrs.Attribute[Channel], value: Channel) -> None:
     _check_channel(_, attribute, value)
     if not value.convex_in_location:
@@ -133,15 +144,29 @@ class FeatureBlock:
     """``n_features`` coordinates: coordinate ``k`` sees ``feature_map(x_k)`` for the record's
     feature ``x_k in bounds`` (the mechanism clips features into ``bounds``); the channel must be
     ``convex_in_location`` and ``feature_map`` monotone and affine (both checked by the
-    verifier)."""
+    verifier).
+
+    With ``levels`` (representative feature values, one per level) features instead enter the
+    report only through a *random level*: the holder rounds each feature to a level at random and
+    the coordinate's input is ``feature_map(level value)``. Each coordinate's law is then a mixture
+    of the level laws, and a mixture's max-divergence is at most the largest over level pairs, so
+    the verifier takes the worst level pair (no convexity or affinity is needed).
+    """
 
     name: str = attrs.field(validator=_check_name)
-    channel: Channel = attrs.field(validator=_check_convex)
+    channel: Channel = attrs.field(validator=_check_channel)
     n_features: int = attrs.field(converter=int)
     feature_map: Callable[[float], float] = attrs.field()
     bounds: tuple[float, float] = attrs.field(
         default=(0.0, 1.0), converter=_to_pair, validator=_check_feature_bounds
     )
+    levels: tuple[float, ...] | None = attrs.field(default=None, converter=_optional_tuple)
+
+    def __attrs_post_init__(self) -> None:
+        if self.levels is None:
+            _check_convex(self, attrs.fields(FeatureBlock).channel, self.channel)
+        elif len(self.levels) < 2:
+            raise ValueError("levels must list at least two representative feature values")
 
     @n_features.validator
     def _positive(self, attribute: attrs.Attribute[int], value: int) -> None:
@@ -169,7 +194,9 @@ class IndexBlock:
         return int(cell) * self.per_cell + int(self.label_index(t))
 
 
-Block: TypeAlias = CellBlock | LabelBlock | RecordBlock | FeatureBlock | IndexBlock
+#: Blocks whose coordinates are released by a :class:`~ldptree.accounting.Channel`.
+ChannelBlock: TypeAlias = CellBlock | LabelBlock | RecordBlock | FeatureBlock
+Block: TypeAlias = ChannelBlock | IndexBlock
 
 
 def _check_blocks(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...]) -> None:
@@ -188,22 +215,80 @@ def _check_blocks(_: object, attribute: attrs.Attribute[Any], value: tuple[Any, 
         names.add(block.name)
 
 
-def _optional_tuple(values: Iterable[Any] | None) -> tuple[Any, ...] | None:
-    return None if values is None else tuple(values)
+@attrs.frozen
+class AffineLabelMap:
+    """``t = scale * (clip(y, lo, hi) - offset)``: a label map that is monotone and affine on
+    ``[lo, hi]`` *by construction*, so the verifier can prove its properties for every real label
+    (an arbitrary callable can only be evaluated at finitely many labels, which proves nothing
+    about the labels in between). ``lo``/``hi`` may be infinite (no clipping on that side).
+
+    Computed in float64 as written (with ``scale`` a power of two, ``(clip(y) - c) / Delta``
+    equals ``AffineLabelMap(lo, hi, c, 1 / Delta)(y)`` bit for bit).
+    """
+
+    lo: float = attrs.field(converter=float)
+    hi: float = attrs.field(converter=float)
+    offset: float = attrs.field(default=0.0, converter=float)
+    scale: float = attrs.field(default=1.0, converter=float)
+
+    def __attrs_post_init__(self) -> None:
+        if math.isnan(self.lo) or math.isnan(self.hi) or not self.lo < self.hi:
+            raise ValueError(f"AffineLabelMap needs lo < hi, got lo={self.lo}, hi={self.hi}")
+        if not (math.isfinite(self.offset) and math.isfinite(self.scale)):
+            raise ValueError(
+                f"AffineLabelMap offset and scale must be finite, got {self.offset}, {self.scale}"
+            )
+
+    def __call__(self, label: float) -> float:
+        return self.scale * (min(max(float(label), self.lo), self.hi) - self.offset)
 
 
-def _identity(label: float) -> float:
-    return float(label)
+def _check_levels(
+    _: object, attribute: attrs.Attribute[Any], value: tuple[Any, ...] | None
+) -> None:
+    if value is None:
+        return
+    if not value:
+        raise ValueError(f"{attribute.name} must contain at least one level")
+    for level in value:
+        if not isinstance(level, int | float) or not math.isfinite(float(level)):
+            raise ValueError(f"{attribute.name} must contain finite real levels, got {level!r}")
 
 
 @attrs.frozen
 class ReportLaw:
-    """The law of one holder's report: independent blocks of channel coordinates (module doc)."""
+    """The law of one holder's report: independent blocks of channel coordinates (module doc).
+
+    * ``labels``: the finite label domain (class codes), or ``None`` for real labels.
+    * ``label_map``: real labels: ``t = label_map(y)``. Only an :class:`AffineLabelMap` (the
+      default is the identity) lets the verifier cover every real label; for any other callable
+      it refuses to certify real labels unless ``label_levels`` is given.
+    * ``label_levels``: real labels enter the report only through a *random level*: the holder
+      maps its label ``y`` (whatever it is) to a level ``l`` in this finite set, with a level
+      mapped to itself with probability one, and releases the report law of the record
+      ``(cell, l)`` (``t = label_map(l)``). Then ``P(s | j, y) = sum_l w_y(l) P(s | j, l)`` is a
+      mixture of the level laws, and since ``P(s | j, l) <= e^eps P(s | j', l')`` for every
+      level pair, ``P(s | j, y) <= max_l P(s | j, l) <= e^eps min_l' P(s | j', l') <=
+      e^eps P(s | j', y')``: the max-divergence of two mixtures is at most the largest over
+      level pairs. Enumerating the levels is therefore a proof for every real label, with no
+      condition on ``label_map`` or on how the inputs depend on ``t``.
+    * ``assemble(outputs)``: one holder's report in the mechanism's format from per-block outputs.
+    * ``disassemble(reports)``: the inverse for a batch: ``{block name: array [n, k]}`` of each
+      block's ``k`` coordinates (cell-major for cell blocks) for ``n`` holders' reports. When
+      ``None``, the sampler cross-check reads the report's array leaves in order, flattened per
+      holder, as the blocks' coordinates in the order of ``blocks``.
+    """
 
     blocks: tuple[Block, ...] = attrs.field(converter=as_tuple, validator=_check_blocks)
     labels: tuple[Any, ...] | None = attrs.field(default=None, converter=_optional_tuple)
-    label_map: Callable[[float], float] = _identity
+    label_map: Callable[[float], float] = attrs.field(
+        factory=lambda: AffineLabelMap(-math.inf, math.inf)
+    )
     assemble: Callable[[dict[str, list[Any]]], Any] | None = None
+    label_levels: tuple[float, ...] | None = attrs.field(
+        default=None, converter=_optional_tuple, validator=_check_levels
+    )
+    disassemble: Callable[[Any], dict[str, Any]] | None = None
 
     def label_coordinate(self, label: Any) -> Any:
         """``t`` for a label: the label itself (finite labels) or ``label_map(label)``."""

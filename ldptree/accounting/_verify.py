@@ -14,8 +14,12 @@ the same cell, ``D(on(t), on(t')) + (L - 1) D(off(t), off(t'))`` and, for differ
 ``D(on(t), off(t')) + D(off(t), on(t')) + (L - 2) D(off(t), off(t'))`` — so the cost does not grow
 with ``L`` (randomized response on a 4096-bit one-hot vector is two table look-ups).
 
-Labels. Finite label domains are enumerated. For real labels in ``[lo, hi]`` the channels see
-``t = label_map(y)``, monotone in ``y``; every ``t``-dependent input is affine in ``t`` and its
+Labels. Finite label domains and label levels (:class:`~ldptree.accounting.ReportLaw`: a mixture
+of level laws is no less private than the worst level pair) are enumerated. For real labels in
+``[lo, hi]`` the channels see ``t = label_map(y)`` with ``label_map`` an
+:class:`~ldptree.accounting.AffineLabelMap` (monotone and affine by construction; any other
+callable is refused: its properties cannot be proven from finitely many evaluations); every
+``t``-dependent input is affine in ``t`` and its
 channel's divergence is a convex function of the input difference, so ``L`` restricted to each
 pair type (same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
 ``[t(lo), t(hi)]^2`` at a corner: evaluating the extreme labels is a proof for every real label.
@@ -30,9 +34,13 @@ blocks the orientation is chosen jointly (the blocks see the same ``x``), so the
 ``d * max_o sum_blocks D_o``. The verifier also evaluates interior features and checks the
 declared monotonicity, affinity and convexity on them, as for labels. The witness then carries the
 two corner feature vectors, and ``log_prob`` is called with ``features=``.
-The verifier also evaluates interior labels and checks the declared monotonicity, affinity and
-convexity on them; a declaration that fails the check is not certified (``epsilon_bound = inf``,
-with the largest ratio found as ``epsilon_lower``).
+The block inputs' affinity in ``t`` is *proven* by running their input functions on a symbolic
+``t`` (:class:`_Affine`: only addition, subtraction, multiplication and division by real constants
+are allowed, so a function that runs on it is affine for every ``t``; a comparison or conversion
+of ``t`` refuses certification). The verifier also evaluates interior labels and cross-checks
+affinity and convexity on them; a declaration that fails is not certified (``epsilon_bound =
+inf``, with the largest ratio found as ``epsilon_lower``). A feature block's ``feature_map`` must
+be an :class:`~ldptree.accounting.AffineLabelMap` (monotone by construction).
 
 Finite channels' divergences are computed by enumeration in float64 log space, so the bound is
 exact up to float64 rounding of the log-probabilities (relative ``~1e-15``); the default tolerance
@@ -44,31 +52,39 @@ Sampling. A channel's :class:`~ldptree.accounting.Sampling` says how its sampler
 declared law (e.g. float32 Laplace noise with bounded support). If the declared law is pure
 ``eps_b``-LDP and coordinate ``k``'s sampled law is within total variation ``tau_k`` of its declared
 law, then coordinate by coordinate ``P~(S|a) <= P(S|a) + tau <= e^D P(S|b) + tau
-<= e^D P~(S|b) + tau (1 + e^D)``, and basic composition gives that the sampled mechanism is
-``(eps_b, sum_k tau_k (1 + e^{D_k}))``-LDP: that sum is the certificate's ``delta``.
+<= e^D P~(S|b) + tau (1 + e^D)``, a coordinate whose two inputs are equal adds nothing, and basic
+composition gives that the sampled mechanism is ``(eps_b, sum_k tau_k (1 + e^{D_k}))``-LDP with
+the sum over the coordinates whose inputs differ; its supremum over record pairs is the
+certificate's ``delta`` (:func:`_sampled_caveats`). ``holds`` and ``pure`` describe the mechanism
+as sampled: ``holds`` needs ``delta`` at most the mechanism's own ``delta`` claim (0 by default).
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
+import jax
 import numpy as np
 
 from ldptree._typing import FloatArray
 from ldptree._validation import check_bounds, check_int, check_real
 from ldptree.accounting._channels import Channel, Divergences
 from ldptree.accounting._law import (
-    Block,
+    AffineLabelMap,
     CellBlock,
+    ChannelBlock,
     FeatureBlock,
+    IndexBlock,
     LabelBlock,
     RecordBlock,
     ReportLaw,
     VerifiableMechanism,
 )
+from ldptree.accounting._sampler import check_sampler as _check_sampler
 
 __all__ = ["LDPCertificate", "SampledCaveat", "Witness", "verify_ldp"]
 
@@ -130,30 +146,43 @@ class SampledCaveat:
 
 @attrs.frozen(eq=False)
 class LDPCertificate:
-    """Result of :func:`verify_ldp`.
+    """Result of :func:`verify_ldp`. Two questions are answered separately: is the *declared*
+    report law private (``declared_holds``, ``epsilon_bound``), and is the mechanism *as
+    implemented* — what its sampler draws — private at its claim (``holds``, ``delta``, ``pure``).
 
-    * ``epsilon_claimed``: the mechanism's ``epsilon``.
+    * ``epsilon_claimed``: the mechanism's ``epsilon``; ``delta_claimed``: its ``delta``
+      (``getattr(mechanism, "delta", 0.0)``; 0 is a pure claim).
     * ``epsilon_bound``: certified upper bound on ``sup_{x, x', s} log P(s|x) / P(s|x')`` for the
-      declared report law (``inf`` when none could be certified).
+      *declared* report law (``inf`` when none could be certified, with the reason in ``notes``).
     * ``epsilon_lower``: the ratio attained by ``witness`` (a lower bound on the supremum).
     * ``exact``: ``epsilon_bound == epsilon_lower`` (the bound is attained).
-    * ``holds``: ``epsilon_bound <= epsilon_claimed + tolerance * max(1, epsilon_claimed)``.
-    * ``delta``: certified ``delta`` at ``epsilon_claimed`` of the mechanism *as sampled*: 0 for
-      exact samplers, ``None`` when the declared law already violates the claim.
-    * ``pure``: ``holds and delta == 0``.
-    * ``sampled``: per-block sampling caveats; ``notes``: everything else worth saying.
+    * ``declared_holds``: ``epsilon_bound <= epsilon_claimed + tolerance * max(1, epsilon_claimed)``
+      — a statement about the declared law only.
+    * ``delta``: certified ``delta`` at ``epsilon_claimed`` of the mechanism *as sampled* (0 for
+      exact samplers; ``sum`` over coordinates whose inputs differ of ``tau_k (1 + e^{D_k})``
+      otherwise, see :func:`verify_ldp`); ``None`` when the declared law already fails.
+    * ``holds``: the mechanism *as implemented* is ``(epsilon_claimed, delta_claimed)``-LDP:
+      ``declared_holds`` and ``delta <= delta_claimed`` (and, when requested, the sampler
+      cross-check did not reject ``privatize`` against the declared law).
+    * ``pure``: ``holds and delta == 0``: the code that runs is pure ``epsilon_claimed``-LDP.
+    * ``sampled``: per-block sampling caveats; ``sampler_check``: the cross-check of
+      ``privatize`` against the declared law (``verify_ldp(..., check_sampler=True)``), else
+      ``None``; ``notes``: everything else worth saying.
     """
 
     epsilon_claimed: float
     epsilon_bound: float
     epsilon_lower: float
     exact: bool
+    declared_holds: bool
     holds: bool
     tolerance: float
     witness: Witness
     delta: float | None
     sampled: tuple[SampledCaveat, ...]
     notes: tuple[str, ...]
+    delta_claimed: float = 0.0
+    sampler_check: Any = None
 
     @property
     def pure(self) -> bool:
@@ -161,8 +190,11 @@ class LDPCertificate:
 
     def __str__(self) -> str:
         verdict = "HOLDS" if self.holds else "FAILS"
+        declared = "holds" if self.declared_holds else "fails"
         lines = [
-            f"epsilon-LDP claim {verdict}: claimed {self.epsilon_claimed:.12g}, certified bound "
+            f"LDP claim ({self.epsilon_claimed:.12g}, {self.delta_claimed:.3g}) as implemented "
+            f"{verdict}{' (pure)' if self.pure else ''}",
+            f"declared law: {declared}: certified bound "
             f"{self.epsilon_bound:.12g} ({'exact' if self.exact else 'upper bound'}), "
             f"tolerance {self.tolerance:g}",
             f"witness: {self.witness}",
@@ -172,6 +204,8 @@ class LDPCertificate:
                 f"as sampled: ({self.epsilon_claimed:.6g}, {self.delta:.3g})-LDP"
                 + (" (pure)" if self.delta == 0.0 else "")
             )
+        if self.sampler_check is not None:
+            lines.append(f"sampler cross-check: {self.sampler_check}")
         for caveat in self.sampled:
             extra = (
                 ""
@@ -212,7 +246,7 @@ def _tuple(values: Any, where: str) -> tuple[Any, ...]:
 class _Evaluated:
     """One block evaluated at the probe labels: input indices and its divergence table."""
 
-    block: Block
+    block: ChannelBlock
     uniques: list[Any]
     div: Divergences
     # cell blocks: on/off [P, w]; label blocks: inp [P, w]; record blocks: inp [L, P, w];
@@ -235,11 +269,23 @@ def _index(values: list[tuple[Any, ...]], uniques: dict[Any, int], where: str) -
     )
 
 
-def _evaluate(block: Block, ts: list[Any], n_cells: int) -> _Evaluated:
+def _evaluate(block: ChannelBlock, ts: list[Any], n_cells: int) -> _Evaluated:
     uniques: dict[Any, int] = {}
     on = off = inp = None
     features: tuple[float, ...] = ()
-    if isinstance(block, FeatureBlock):
+    if isinstance(block, FeatureBlock) and block.levels is not None:
+        # features enter through random levels: every level pair is a candidate; the worst pair
+        # goes first, where the corner logic looks (FeatureBlock docstring)
+        values = [float(x) for x in block.levels]
+        inputs = [block.feature_map(x) for x in values]
+        table = np.asarray(block.channel.divergences(inputs).value, dtype=np.float64)
+        i, j = np.unravel_index(int(np.argmax(table)), table.shape)
+        rest = [k for k in range(len(values)) if k not in (i, j)]
+        order = [int(i), int(j), *rest] if i != j else [int(i), *rest]
+        features = tuple(values[k] for k in order)
+        rows = [_tuple((block.feature_map(x),), block.name) for x in features]
+        inp = _index(rows, uniques, block.name)
+    elif isinstance(block, FeatureBlock):
         lo, hi = block.bounds
         inner = np.linspace(lo, hi, INTERIOR_LABELS + 2)[1:-1]
         features = (lo, hi, *(float(x) for x in inner))
@@ -265,10 +311,21 @@ def _evaluate(block: Block, ts: list[Any], n_cells: int) -> _Evaluated:
     )
 
 
-def _pair_sum(d: FloatArray, a: np.ndarray[Any, Any], b: np.ndarray[Any, Any]) -> FloatArray:
-    """``out[p, q] = sum_i d[a[p, i], b[q, i]]``."""
-    out: FloatArray = d[a[:, None, :], b[None, :, :]].sum(axis=-1)
-    return out
+def _pair_sum(
+    d: FloatArray,
+    a: np.ndarray[Any, Any],
+    b: np.ndarray[Any, Any],
+    d_const: FloatArray | None = None,
+) -> FloatArray:
+    """``out[p, q] = sum_i d[a[p, i], b[q, i]]``, reading ``d_const`` instead of ``d`` for the
+    slots ``i`` whose input is the same at every probe in both ``a`` and ``b``."""
+    if d_const is None:
+        out: FloatArray = d[a[:, None, :], b[None, :, :]].sum(axis=-1)
+        return out
+    const = np.all(a == a[:1], axis=0) & np.all(b == b[:1], axis=0)
+    terms = np.where(const, d_const[a[:, None, :], b[None, :, :]], d[a[:, None, :], b[None, :, :]])
+    summed: FloatArray = terms.sum(axis=-1)
+    return summed
 
 
 def _times(count: int, x: FloatArray) -> FloatArray:
@@ -276,27 +333,35 @@ def _times(count: int, x: FloatArray) -> FloatArray:
     return np.zeros_like(x) if count == 0 else count * x
 
 
-def _block_terms(ev: _Evaluated, n_cells: int) -> tuple[FloatArray, FloatArray, Any, Any]:
+def _block_terms(
+    ev: _Evaluated,
+    n_cells: int,
+    d: FloatArray | None = None,
+    d_const: FloatArray | None = None,
+) -> tuple[FloatArray, FloatArray, Any, Any]:
     """``(same[P, P], diff[P, P], same_cells, diff_cells)``: the block's contribution to the
-    ratio of records in the same / different cells, and (record blocks) the cells attaining it."""
-    d = np.asarray(ev.div.value, dtype=np.float64)
+    ratio of records in the same / different cells, and (record blocks) the cells attaining it.
+
+    ``d`` replaces the divergence table (the sampler's delta costs use this), and ``d_const`` is
+    read for cell- and label-block slots whose input is one constant (see :func:`_pair_sum`)."""
+    d = np.asarray(ev.div.value, dtype=np.float64) if d is None else d
     if isinstance(ev.block, FeatureBlock):
         # the same for every record pair; the joint corner orientation is chosen by the caller
         zero = np.zeros((1, 1))
         return zero, zero, None, None
     if isinstance(ev.block, CellBlock):
         assert ev.on is not None and ev.off is not None
-        off_off = _pair_sum(d, ev.off, ev.off)
-        same = _pair_sum(d, ev.on, ev.on) + _times(n_cells - 1, off_off)
+        off_off = _pair_sum(d, ev.off, ev.off, d_const)
+        same = _pair_sum(d, ev.on, ev.on, d_const) + _times(n_cells - 1, off_off)
         diff = (
-            _pair_sum(d, ev.on, ev.off)
-            + _pair_sum(d, ev.off, ev.on)
+            _pair_sum(d, ev.on, ev.off, d_const)
+            + _pair_sum(d, ev.off, ev.on, d_const)
             + _times(max(n_cells - 2, 0), off_off)
         )
         return same, diff, None, None
     assert ev.inp is not None
     if isinstance(ev.block, LabelBlock):
-        u = _pair_sum(d, ev.inp, ev.inp)
+        u = _pair_sum(d, ev.inp, ev.inp, d_const)
         return u, u, None, None
     n_probe = ev.inp.shape[1]
     flat = ev.inp.reshape(n_cells * n_probe, -1)
@@ -335,7 +400,15 @@ def _feature_corner(ev: _Evaluated, orientation: tuple[int, int]) -> float:
 def _feature_problems(ev: _Evaluated) -> list[str]:
     """Checks of a feature block's declaration on its probes (module docstring)."""
     assert ev.inp is not None and isinstance(ev.block, FeatureBlock)
+    if ev.block.levels is not None:
+        return []  # the worst level pair is evaluated directly: nothing to prove by convexity
     problems = []
+    if not isinstance(ev.block.feature_map, AffineLabelMap):
+        problems.append(
+            f"block {ev.block.name!r}: feature_map is an arbitrary callable, whose monotonicity "
+            "can only be checked at finitely many features; declare it as an AffineLabelMap "
+            "(clip, then affine: monotone by construction)"
+        )
     values = [ev.uniques[int(i)] for i in ev.inp[:, 0]]
     xs = np.asarray(ev.features)
     order = np.argsort(xs)
@@ -389,13 +462,112 @@ def _affine_ok(values: list[Any], ts: list[float]) -> bool:
     return bool(np.all(np.abs(pred - v) <= 1e-9 * (np.abs(v).max() + 1.0)))
 
 
-def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[str]:
-    """Checks of the real-label declaration on the probes (see the module docstring)."""
+class _Affine:
+    """A symbolic ``slope * t + intercept``: passed to a block's input functions in place of
+    ``t``, it proves them affine for *every* ``t`` (when the function runs on it at all, it can
+    only have added, subtracted, multiplied or divided ``t`` by constants; any comparison,
+    conversion or other use of ``t`` raises ``TypeError``, and the declaration is not certified).
+    """
+
+    __slots__ = ("intercept", "slope")
+
+    def __init__(self, slope: float, intercept: float) -> None:
+        self.slope = slope
+        self.intercept = intercept
+
+    @staticmethod
+    def _const(other: Any) -> float:
+        if isinstance(other, bool) or not isinstance(other, int | float | np.integer | np.floating):
+            raise TypeError("only arithmetic with real constants is affine")
+        return float(other)
+
+    def __add__(self, other: Any) -> _Affine:
+        if isinstance(other, _Affine):
+            return _Affine(self.slope + other.slope, self.intercept + other.intercept)
+        return _Affine(self.slope, self.intercept + self._const(other))
+
+    __radd__ = __add__
+
+    def __neg__(self) -> _Affine:
+        return _Affine(-self.slope, -self.intercept)
+
+    def __pos__(self) -> _Affine:
+        return self
+
+    def __sub__(self, other: Any) -> _Affine:
+        if isinstance(other, _Affine):
+            return self + (-other)
+        return _Affine(self.slope, self.intercept - self._const(other))
+
+    def __rsub__(self, other: Any) -> _Affine:
+        return _Affine(-self.slope, self._const(other) - self.intercept)
+
+    def __mul__(self, other: Any) -> _Affine:
+        c = self._const(other)
+        return _Affine(self.slope * c, self.intercept * c)
+
+    __rmul__ = __mul__
+
+    def __truediv__(self, other: Any) -> _Affine:
+        c = self._const(other)
+        return _Affine(self.slope / c, self.intercept / c)
+
+    def __bool__(self) -> bool:
+        raise TypeError("a label-dependent branch is not affine")
+
+    def __float__(self) -> float:
+        raise TypeError("converting the label coordinate is not affine")
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __eq__(self, other: object) -> bool:
+        raise TypeError("comparing the label coordinate is not affine")
+
+    __lt__ = __le__ = __gt__ = __ge__ = __ne__ = __eq__
+
+
+def _symbolic_problems(block: ChannelBlock, n_cells: int) -> list[str]:
+    """Prove the block's inputs affine in ``t`` by running its input functions on ``_Affine``."""
+    if isinstance(block, FeatureBlock):
+        return []
+    calls: list[tuple[str, Callable[[Any], Sequence[Any]]]]
+    if isinstance(block, CellBlock):
+        calls = [("on", block.on), ("off", block.off)]
+    elif isinstance(block, LabelBlock):
+        calls = [("inputs", block.inputs)]
+    else:
+        calls = [(f"inputs(cell={j})", functools.partial(block.inputs, j)) for j in range(n_cells)]
     problems = []
-    order = np.argsort(np.asarray(ts))
-    diffs = np.diff(np.asarray(ts)[order])
-    if not np.all(diffs >= 0):
-        problems.append("label_map is not monotone on the evaluated labels")
+    for name, call in calls:
+        try:
+            out = tuple(call(_Affine(1.0, 0.0)))
+            for v in out:
+                if not isinstance(v, _Affine):
+                    _Affine._const(v)
+        except (TypeError, ValueError, ArithmeticError) as err:
+            problems.append(
+                f"block {block.name!r}: {name} could not be shown affine in the label coordinate "
+                f"t for every t ({err}); only affine arithmetic on t with real constants is "
+                "certified for real labels"
+            )
+    return problems
+
+
+def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[str]:
+    """Checks of the block inputs' affinity in ``t`` (proven symbolically, :class:`_Affine`, and
+    cross-checked on the probes) and of convexity on the probes (the label map itself is an
+    :class:`~ldptree.accounting.AffineLabelMap`: monotone and affine by construction)."""
+    problems = []
+    n_cells = max(
+        (
+            ev.inp.shape[0]
+            for ev in evaluated
+            if isinstance(ev.block, RecordBlock) and ev.inp is not None
+        ),
+        default=1,
+    )
+    for ev in evaluated:
+        problems.extend(_symbolic_problems(ev.block, n_cells))
     for ev in evaluated:
         if isinstance(ev.block, FeatureBlock):
             continue  # checked by _feature_problems, whatever the labels
@@ -422,6 +594,40 @@ def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[
     return problems
 
 
+def _index_divergence(block: IndexBlock, n_cells: int) -> float:
+    """``|log_keep - log_other|``: the max-divergence of two different indices (0 when the
+    response has a single value)."""
+    if n_cells * block.per_cell == 1:
+        return 0.0
+    return abs(block.log_keep - block.log_other)
+
+
+def _index_terms(block: IndexBlock, ts: list[Any], n_cells: int) -> tuple[FloatArray, FloatArray]:
+    """``(same[P, P], diff[P, P])`` of an :class:`~ldptree.accounting.IndexBlock`: records in
+    different cells always have different indices; in the same cell the index differs when the
+    label index does."""
+    d = _index_divergence(block, n_cells)
+    g = np.asarray([int(block.label_index(t)) for t in ts])
+    same: FloatArray = np.where(g[:, None] != g[None, :], d, 0.0)
+    diff: FloatArray = np.full((len(ts), len(ts)), d)
+    return same, diff
+
+
+def _index_witness(
+    block: IndexBlock, a: tuple[int, Any], b: tuple[int, Any]
+) -> tuple[str, float, int, tuple[float, float]]:
+    """The output attaining the index block's divergence for records ``a``, ``b`` (their cells and
+    label coordinates): the index of the record whose value is more likely to be kept."""
+    ia, ib = block.index(*a), block.index(*b)
+    keep_first = block.log_keep >= block.log_other
+    out = ia if (ia == ib or keep_first) else ib
+
+    def log_p(i: int) -> float:
+        return block.log_keep if out == i else block.log_other
+
+    return block.name, log_p(ia) - log_p(ib), out, (log_p(ia), log_p(ib))
+
+
 def _channel_log_prob(ev: _Evaluated, outputs: list[Any], inputs: list[int]) -> float:
     """``sum_k log P(s_k | a_k)`` over the block's coordinates (each distinct pair once)."""
     channel: Channel = ev.block.channel
@@ -439,8 +645,8 @@ def _close(a: float, b: float) -> bool:
 
 
 def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[Any], bool]:
-    """Labels to evaluate and whether they are real: the finite domain, or for real labels the
-    ends of ``label_bound`` first, then ``INTERIOR_LABELS`` interior points."""
+    """Labels to evaluate and whether they are real: the finite domain, the label levels, or for
+    real labels the ends of ``label_bound`` first, then ``INTERIOR_LABELS`` interior points."""
     if law.labels is not None:
         probes = list(law.labels if labels is None else labels)
         if not probes:
@@ -451,6 +657,8 @@ def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[A
             "labels= is for mechanisms with finite labels; this one takes real labels: pass "
             "label_bound=(lo, hi)"
         )
+    if law.label_levels is not None:
+        return [float(v) for v in law.label_levels], False
     if label_bound is None:
         raise ValueError(
             "label_bound is required for a mechanism with real labels: pass the label domain "
@@ -463,25 +671,84 @@ def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[A
 
 def _sampled_caveats(
     evaluated: list[_Evaluated],
+    n_cells: int,
+    real: bool,
     coordinate_pairs: dict[str, list[tuple[int, int]]],
     exact_sampled_delta: bool,
-) -> list[SampledCaveat]:
-    """One caveat per block whose channel has a sampler: its share
-    ``n_coordinates * tau * (1 + e^{D_max})`` of ``delta`` (module docstring), and at the
-    witness pair an unreachable output and (on request) the exact sampled delta."""
-    sampled = []
-    for ev in evaluated:
+) -> tuple[list[SampledCaveat], float]:
+    """One caveat per block whose channel has a sampler, and the certified ``delta`` as sampled.
+
+    Argument. Fix records ``x, x'``. Coordinate ``k`` of the report is sampled from a law within
+    total variation ``tau_k`` of its declared law at each input (``tv_bound`` of the channel's
+    sampler; 0 for exact samplers). If its two inputs are *equal*, its sampled law is the same
+    under ``x`` and ``x'``: it is ``(0, 0)``-private for this pair and adds nothing. If they
+    differ, for every event ``S``: ``P~(S|a) <= P(S|a) + tau <= e^D P(S|b) + tau <=
+    e^D P~(S|b) + tau (1 + e^D)`` with ``D = D_k(a, b)`` its own max-divergence, so it is
+    ``(D_k, tau_k (1 + e^{D_k}))``-private. The coordinates are sampled independently, so basic
+    composition makes the report ``(sum_k D_k, sum_k tau_k (1 + e^{D_k}))``-private for this pair,
+    and ``sum_k D_k <= epsilon_bound``. The certificate's ``delta`` is the supremum over record
+    pairs of that sum (capped at 1), computed with the same closed forms as the ratio itself, with
+    the cost table ``c(a, b) = tau (1 + e^{D(a, b)})`` for ``a != b`` and ``c(a, a) = 0``:
+
+    * finite labels (or label levels) are enumerated: the supremum is exact over record pairs;
+    * real labels: a coordinate whose two inputs are one constant (e.g. the other cells'
+      coordinates of a one-hot encoding) costs 0 everywhere; every other coordinate is charged
+      ``h(a, b) = tau (1 + e^{D(a, b)})`` *including* when its inputs happen to be equal
+      (``2 tau``). ``h`` is a convex function of the input difference (``exp`` of a convex
+      ``D``), the inputs are affine in ``(t, t')``, so the charged sum is convex in ``(t, t')``
+      and is largest at the extreme labels, which are among the evaluated labels.
+
+    The cost therefore does not grow with the number of cells when the other cells' coordinates
+    are constant, as in one-hot encodings.
+    """
+    sampled_evs = [ev for ev in evaluated if ev.block.channel.sampling is not None]
+    if not sampled_evs:
+        return [], 0.0
+    shares: list[tuple[FloatArray, FloatArray]] = []
+    feature_costs: list[float] = []
+    tvs: list[float] = []
+    for ev in sampled_evs:
         sampling = ev.block.channel.sampling
-        if sampling is None:
-            continue
-        d = np.asarray(ev.div.value)
-        d_max = float(d.max()) if d.size else 0.0
-        pairs = coordinate_pairs[ev.block.name]
+        assert sampling is not None
         tv = float(sampling.tv_bound(ev.uniques))
-        share = min(1.0, len(pairs) * tv * (1.0 + math.exp(min(d_max, 700.0))))
+        tvs.append(tv)
+        d = np.asarray(ev.div.value, dtype=np.float64)
+        with np.errstate(over="ignore"):
+            full = tv * (1.0 + np.exp(np.minimum(d, 700.0)))
+        zero = full.copy()
+        np.fill_diagonal(zero, 0.0)
+        if isinstance(ev.block, FeatureBlock):
+            assert ev.inp is not None
+            lo, hi = int(ev.inp[0, 0]), int(ev.inp[1, 0])
+            # every feature coordinate's inputs differ at the box corners, either orientation
+            feature_costs.append(ev.block.n_features * float(max(zero[lo, hi], zero[hi, lo])))
+            shares.append((np.zeros((1, 1)), np.zeros((1, 1))))
+            continue
+        if real:
+            same, diff, _, _ = _block_terms(ev, n_cells, full, zero)
+        else:
+            same, diff, _, _ = _block_terms(ev, n_cells, zero)
+        feature_costs.append(0.0)
+        shares.append((same, diff))
+    total_same = sum((sh[0] for sh in shares), np.zeros((1, 1)))
+    total_diff = sum((sh[1] for sh in shares), np.zeros((1, 1)))
+    candidates = [total_same]
+    if n_cells >= 2:
+        candidates.append(total_diff)
+    best = max(range(len(candidates)), key=lambda i: float(np.max(candidates[i])))
+    where = np.unravel_index(int(np.argmax(candidates[best])), candidates[best].shape)
+    fixed = math.fsum(feature_costs)
+    delta = min(1.0, float(candidates[best][where]) + fixed)
+    sampled = []
+    for ev, tv, (same, diff), extra in zip(sampled_evs, tvs, shares, feature_costs, strict=True):
+        sampling = ev.block.channel.sampling
+        assert sampling is not None
+        table = same if best == 0 else diff
+        share = float(table[where] if table.shape == candidates[best].shape else table.max())
+        d = np.asarray(ev.div.value)
         unreachable = None
         exact_delta = None
-        for i, k in pairs:
+        for i, k in coordinate_pairs[ev.block.name]:
             if i == k:
                 continue
             a, b = ev.uniques[i], ev.uniques[k]
@@ -494,12 +761,12 @@ def _sampled_caveats(
                 block=ev.block.name,
                 note=sampling.note,
                 tv_bound=tv,
-                delta=share,
+                delta=min(1.0, share + extra),
                 unreachable=unreachable,
                 exact_delta=exact_delta,
             )
         )
-    return sampled
+    return sampled, delta
 
 
 # -- the verifier -------------------------------------------------------------------------------
@@ -511,6 +778,9 @@ def verify_ldp(
     labels: Sequence[Any] | None = None,
     tolerance: float = 1e-9,
     exact_sampled_delta: bool = False,
+    check_sampler: bool = False,
+    key: Any = None,
+    n_sampler: int = 20_000,
 ) -> LDPCertificate:
     """Certify ``mechanism``'s epsilon-LDP claim for ``n_cells`` cells (module docstring).
 
@@ -531,6 +801,10 @@ def verify_ldp(
         (float64 rounding of log-probabilities).
     exact_sampled_delta:
         Also compute each sampler's exact delta at the witness pair (can take seconds).
+    check_sampler:
+        Also cross-check ``privatize`` against the declared law
+        (:func:`~ldptree.testing.check_sampler` with ``n_sampler`` reports per record and PRNG
+        ``key``, default ``PRNGKey(0)``); a rejection makes ``holds`` false.
     """
     if not isinstance(mechanism, VerifiableMechanism):
         raise TypeError(
@@ -538,6 +812,9 @@ def verify_ldp(
             f"ReportLaw (see ldptree.accounting.ReportLaw), got {type(mechanism).__name__}"
         )
     claim = check_real(mechanism.epsilon, "mechanism.epsilon")
+    delta_claimed = check_real(getattr(mechanism, "delta", 0.0), "mechanism.delta")
+    if not 0.0 <= delta_claimed <= 1.0:
+        raise ValueError(f"mechanism.delta must lie in [0, 1], got {delta_claimed}")
     n_cells = check_int(n_cells, "n_cells", minimum=1)
     tol = check_real(tolerance, "tolerance")
     if tol < 0:
@@ -550,7 +827,8 @@ def verify_ldp(
     probes, real = _probe_labels(law, label_bound, labels)
     ts = [law.label_coordinate(y) for y in probes]
 
-    evaluated = [_evaluate(block, ts, n_cells) for block in law.blocks]
+    index_blocks = [b for b in law.blocks if isinstance(b, IndexBlock)]
+    evaluated = [_evaluate(b, ts, n_cells) for b in law.blocks if not isinstance(b, IndexBlock)]
     n_probe = len(probes)
     same_total = np.zeros((n_probe, n_probe))
     diff_total = np.zeros((n_probe, n_probe))
@@ -563,6 +841,11 @@ def verify_ldp(
         if n_cells >= 2:
             diff_total = diff_total + diff
         terms.append((same, diff, same_cells, diff_cells))
+    for block in index_blocks:
+        same, diff = _index_terms(block, ts, n_cells)
+        same_total = same_total + same
+        if n_cells >= 2:
+            diff_total = diff_total + diff
 
     # feature blocks: one term for every record pair, at the jointly worst corner orientation
     feature_evs = [ev for ev in evaluated if isinstance(ev.block, FeatureBlock)]
@@ -597,6 +880,20 @@ def verify_ldp(
     lower = float(diff_total[p, q] if use_diff else same_total[p, q])
     proven = not feature_problems
     notes.extend(feature_problems)
+    if real and not isinstance(law.label_map, AffineLabelMap):
+        proven = False
+        notes.append(
+            "real labels: label_map is an arbitrary callable, whose monotonicity and affinity "
+            "can only be checked at finitely many labels, which proves nothing about the labels "
+            "in between; declare it as an AffineLabelMap (clip, then affine) or declare "
+            "label_levels (labels enter through a random level), or finite labels"
+        )
+    if law.label_levels is not None:
+        notes.append(
+            f"certified for every real label: labels enter the report through a random level "
+            f"among {len(probes)} levels, and a mixture of the level laws is no less private "
+            "than the worst level pair"
+        )
     if real:
         problems = _declaration_problems(evaluated, ts)
         corner = max(float(same_total[:2, :2].max()), float(diff_total[:2, :2].max()))
@@ -634,6 +931,12 @@ def verify_ldp(
         if math.isfinite(lower):
             lp_law[0] += _channel_log_prob(ev, outs, ia)
             lp_law[1] += _channel_log_prob(ev, outs, ib)
+    for block in index_blocks:
+        name, value, out, lp = _index_witness(block, (cell_a, ts[p]), (cell_b, ts[q]))
+        parts.append((name, value))
+        outputs[name] = [out]
+        lp_law[0] += lp[0]
+        lp_law[1] += lp[1]
     report: Any = outputs
     witness_features = None
     extra_a: dict[str, Any] = {}
@@ -669,10 +972,31 @@ def verify_ldp(
 
     bound = lower if (certified and proven and consistent) else math.inf
     exact = bound == lower
-    holds = bound <= claim + tol * max(1.0, claim)
+    declared_holds = bound <= claim + tol * max(1.0, claim)
 
-    sampled = _sampled_caveats(evaluated, coordinate_pairs, exact_sampled_delta)
-    delta = min(1.0, math.fsum(c.delta for c in sampled)) if holds else None
+    sampled, sampled_delta = _sampled_caveats(
+        evaluated, n_cells, real, coordinate_pairs, exact_sampled_delta
+    )
+    delta = sampled_delta if declared_holds else None
+    holds = declared_holds and delta is not None and delta <= delta_claimed
+    if declared_holds and not holds:
+        notes.append(
+            f"the declared law holds but the sampler only approximates it: delta {delta:.3g} "
+            f"as sampled exceeds the claimed delta {delta_claimed:.3g}"
+        )
+    sampler_result = None
+    if check_sampler:
+        sampler_result = _check_sampler(
+            mechanism,
+            n_cells,
+            label_bound=label_bound,
+            labels=labels,
+            n=n_sampler,
+            key=jax.random.PRNGKey(0) if key is None else key,
+        )
+        if sampler_result.rejected:
+            holds = False
+            notes.append("privatize does not sample the declared report law (sampler check)")
     if real and proven:
         notes.append(
             f"certified for every real label in [{probes[0]:.6g}, {probes[1]:.6g}] "
@@ -683,10 +1007,13 @@ def verify_ldp(
         epsilon_bound=bound,
         epsilon_lower=lower,
         exact=exact,
+        declared_holds=declared_holds,
         holds=holds,
         tolerance=tol,
         witness=witness,
         delta=delta,
         sampled=tuple(sampled),
         notes=tuple(notes),
+        delta_claimed=delta_claimed,
+        sampler_check=sampler_result,
     )

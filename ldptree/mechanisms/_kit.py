@@ -664,6 +664,10 @@ class KitMechanism:
                 arrays.append(jnp.asarray(arr) if arr.ndim else jnp.asarray(int(arr)))
             return self._assemble(arrays)
 
+        if isinstance(labels, RealLabels):
+            # real labels enter only through a random level: enumerating the levels certifies
+            # every real label (module docstring)
+            return ReportLaw(blocks=tuple(blocks), label_levels=labels.domain(), assemble=assemble)
         return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
 
 

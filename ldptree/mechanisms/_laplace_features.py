@@ -271,13 +271,13 @@ class LaplaceFeatureLabelMechanism:
                     self.feature_noise.channel(),
                     n_features=self.n_features,
                     feature_map=_FeatureLevel(self.feature_levels),
-                    levels=tuple(range(self.feature_levels + 1)),
+                    levels=tuple(t / self.feature_levels for t in range(self.feature_levels + 1)),
                 ),
                 LabelBlock(
                     "label", self.label_noise.channel(), inputs=lambda t: (labels.index(t),)
                 ),
             ),
-            labels=labels.domain(),
+            label_levels=labels.domain(),
             assemble=assemble,
         )
 
@@ -288,8 +288,8 @@ class _FeatureLevel:
 
     levels: int
 
-    def __call__(self, x: float) -> float:
-        return float(min(max(round(float(x) * self.levels), 0), self.levels))
+    def __call__(self, x: float) -> int:
+        return int(min(max(round(float(x) * self.levels), 0), self.levels))
 
 
 def _mixture(noise: Geometric, weights: list[tuple[int, float]], code: int) -> float:

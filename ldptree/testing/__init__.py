@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ldptree.accounting._sampler import check_sampler
 from ldptree.testing._ldp import assert_ldp
 from ldptree.testing._sklearn import expected_failed_checks
 from ldptree.testing._unbiased import assert_unbiased, debiased_runs
@@ -26,6 +27,15 @@ if TYPE_CHECKING:
         partitions,
         records,
         rr_laplace_mechanisms,
+    )
+    from ldptree.testing._suite import (
+        BUILT_INS,
+        NOT_BUILT_INS,
+        BuiltIn,
+        MechanismCheck,
+        built_in_mechanisms,
+        mechanism_checks,
+        pytest_params,
     )
 
 _STRATEGIES = frozenset(
@@ -41,32 +51,55 @@ _STRATEGIES = frozenset(
 )
 
 
+#: The generated per-mechanism suite (it runs Hypothesis-drawn partitions).
+_SUITE = frozenset(
+    {
+        "BUILT_INS",
+        "NOT_BUILT_INS",
+        "BuiltIn",
+        "MechanismCheck",
+        "built_in_mechanisms",
+        "mechanism_checks",
+        "pytest_params",
+    }
+)
+
+
 def __getattr__(name: str) -> Any:
-    """The Hypothesis strategies, imported on first use (hypothesis is an optional extra)."""
-    if name not in _STRATEGIES:
+    """The Hypothesis strategies and the generated suite, imported on first use (hypothesis is an
+    optional extra)."""
+    if name not in _STRATEGIES | _SUITE:
         raise AttributeError(f"module 'ldptree.testing' has no attribute {name!r}")
     try:
-        from ldptree.testing import _strategies
+        from ldptree.testing import _strategies, _suite
     except ModuleNotFoundError as err:
         if err.name != "hypothesis":
             raise
         raise ImportError(
-            f"ldptree.testing.{name} is a Hypothesis strategy and needs the 'hypothesis' "
-            "package: pip install 'ldptree[testing]' (or the 'dev' extra)"
+            f"ldptree.testing.{name} needs the 'hypothesis' package: "
+            "pip install 'ldptree[testing]' (or the 'dev' extra)"
         ) from err
-    return getattr(_strategies, name)
+    return getattr(_suite if name in _SUITE else _strategies, name)
 
 
 __all__ = [
+    "BUILT_INS",
+    "NOT_BUILT_INS",
+    "BuiltIn",
+    "MechanismCheck",
     "assert_ldp",
     "assert_unbiased",
     "budget_splits",
     "budgets",
+    "built_in_mechanisms",
+    "check_sampler",
     "debiased_runs",
     "expected_failed_checks",
     "label_bounds",
     "labelled_cells",
+    "mechanism_checks",
     "partitions",
+    "pytest_params",
     "records",
     "rr_laplace_mechanisms",
 ]

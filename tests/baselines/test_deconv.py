@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import math
 
+import attrs
 import jax
 import numpy as np
 import pytest
 
-from ldptree.accounting import verify_ldp
+from ldptree.accounting import ReportLaw, verify_ldp
 from ldptree.baselines import DECONVRegressor
 from ldptree.baselines._deconv import deconvolution_sums, deconvolution_weights_log
 from ldptree.mechanisms import LaplaceFeatureLabelMechanism
@@ -102,7 +103,7 @@ def test_certificate_holds_at_claim(epsilon: float, d: int, share: float) -> Non
         epsilon=epsilon, n_features=d, label_bound=(-2.0, 5.0), feature_share=share
     )
     cert = verify_ldp(mech, n_cells=1, label_bound=(-50.0, 50.0))
-    assert cert.holds and cert.exact
+    assert cert.declared_holds and cert.exact
     assert cert.epsilon_bound == pytest.approx(epsilon, rel=1e-9)
     assert dict(cert.witness.parts)["features"] == pytest.approx(share * epsilon, rel=1e-9)
     assert cert.witness.features is not None
@@ -119,10 +120,13 @@ class _TooLittleFeatureNoise(LaplaceFeatureLabelMechanism):
 
 
 class _Unclipped(LaplaceFeatureLabelMechanism):
-    """Mutant: declares an unclipped (non-affine past the box) feature map."""
+    """Mutant: declares a cubic feature map (a callable, not an AffineLabelMap)."""
 
-    def feature_location(self, x: float) -> float:
-        return float(x) ** 3 / self.feature_step
+    def report_law(self, n_cells: int) -> ReportLaw:
+        law = super().report_law(n_cells)
+        features, *rest = law.blocks
+        cubic = attrs.evolve(features, feature_map=lambda x: float(x) ** 3 / self.feature_step)
+        return attrs.evolve(law, blocks=(cubic, *rest))
 
 
 def test_certificate_rejects_too_small_noise() -> None:
@@ -136,7 +140,8 @@ def test_certificate_refuses_undeclared_shape() -> None:
     mech = _Unclipped(epsilon=2.0, n_features=2, label_bound=(0.0, 1.0))
     cert = verify_ldp(mech, n_cells=1, label_bound=(0.0, 1.0))
     assert not cert.holds and math.isinf(cert.epsilon_bound)
-    assert any("affine" in note for note in cert.notes)
+    assert any("arbitrary callable" in note for note in cert.notes)
+    assert any("not affine" in note for note in cert.notes)
 
 
 def test_mechanism_reports_are_chunk_invariant_and_unbiased() -> None:
