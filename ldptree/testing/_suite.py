@@ -424,7 +424,9 @@ BUILT_INS: dict[str, BuiltIn] = {
 
 #: Mechanism classes exported by :mod:`ldptree.mechanisms` that are not standalone built-ins
 #: (e.g. a generic class the built-ins are assembled from), with the reason they need no entry.
-NOT_BUILT_INS: dict[str, str] = {}
+NOT_BUILT_INS: dict[str, str] = {
+    "KitMechanism": "the base class of the kit; every built-in subclass has its own entry",
+}
 
 
 def built_in_mechanisms() -> tuple[str, ...]:

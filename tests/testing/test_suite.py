@@ -13,28 +13,13 @@ from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.protocols import CellEstimates
 from ldptree.testing import BUILT_INS, built_in_mechanisms, mechanism_checks, pytest_params
 
-#: Built-ins whose label noise is float32 Laplace: pure as sampled fails (delta > 0).
-FLOAT32_SAMPLERS = {
-    "RRLaplaceMechanism",
-    "LaplaceCellClassMechanism",
-    "LaplaceCellLabelMechanism",
-    "LaplaceFeatureLabelMechanism",
-}
-
-
 def _cases() -> list[Any]:
-    cases = []
-    for name, built_in in BUILT_INS.items():
-        for check in built_in.checks():
-            marks = []
-            if check.name == "certificate_pure" and name in FLOAT32_SAMPLERS:
-                marks.append(
-                    pytest.mark.xfail(
-                        strict=True, reason="float32 Laplace sampler, replaced by the kit"
-                    )
-                )
-            cases.append(pytest.param(check, id=f"{name}-{check.name}", marks=marks))
-    return cases
+    # every built-in samples exactly, so every check (the pure certificate included) must pass
+    return [
+        pytest.param(check, id=f"{name}-{check.name}")
+        for name, built_in in BUILT_INS.items()
+        for check in built_in.checks()
+    ]
 
 
 def test_every_built_in_is_in_the_registry() -> None:
