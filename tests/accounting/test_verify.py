@@ -1,4 +1,4 @@
-"""verify_ldp on the built-in mechanism: exact bounds, witnesses, the sampled law, bad input."""
+"""verify_ldp on the built-in mechanism: exact bounds, witnesses, purity as sampled, bad input."""
 
 from __future__ import annotations
 
@@ -8,33 +8,41 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import stats
+from toy_mechanisms import ToyLaplace
 
 from ldptree.accounting import LDPCertificate, verify_ldp
 from ldptree.mechanisms import RRLaplaceMechanism
-from ldptree.mechanisms._sampled_laplace import realised_magnitudes
+
+
+def _label_divergence(mech: RRLaplaceMechanism) -> float:
+    """Exact max-divergence of the label code between the two end levels, from the counts."""
+    noise = mech.label_noise
+    lo, hi = noise.log_probs(0), noise.log_probs(noise.span)
+    return float(np.max(lo - hi))
 
 
 def _expected_bound(mech: RRLaplaceMechanism, n_cells: int) -> float:
-    """Two flipped bits (one when n_cells == 1: none) at the realised q', plus the label's
-    declared (1 - rho) eps."""
+    """Two flipped bits (none when n_cells == 1) at the realised q', plus the label code's exact
+    divergence between the end levels."""
     bits = 2 if n_cells >= 2 else 0
-    return bits * math.log(mech.keep_prob / mech.flip_prob) + mech.label_epsilon
+    return bits * math.log(mech.keep_prob / mech.flip_prob) + _label_divergence(mech)
 
 
 @pytest.mark.parametrize("n_cells", [1, 2, 3, 17, 1024, 4096])
 def test_built_in_bound_is_exact_for_any_number_of_cells(n_cells: int) -> None:
     mech = RRLaplaceMechanism(epsilon=1.7, label_bound=(-1.0, 3.0), budget_split=0.3)
-    cert = verify_ldp(mech, n_cells=n_cells, label_bound=(-1.0, 3.0))
-    assert cert.declared_holds and cert.exact
+    cert = verify_ldp(mech, n_cells=n_cells)
+    assert cert.declared_holds and cert.exact and cert.pure
     assert cert.epsilon_bound == pytest.approx(_expected_bound(mech, n_cells), rel=1e-12)
-    assert cert.epsilon_bound <= mech.epsilon
+    # with one cell the cell report reveals nothing and only the label spends
+    claim = mech.epsilon if n_cells >= 2 else mech.label_epsilon
+    assert 0.99 * claim <= cert.epsilon_bound <= mech.epsilon
 
 
 def test_witness_attains_the_bound_under_the_mechanisms_own_likelihood() -> None:
     mech = RRLaplaceMechanism(epsilon=2.0, label_bound=1.0, budget_split=0.6, precision_bits=32)
     n_cells = 5
-    cert = verify_ldp(mech, n_cells=n_cells, label_bound=1.0)
+    cert = verify_ldp(mech, n_cells=n_cells)
     w = cert.witness
     (cell_a, label_a), (cell_b, label_b) = w.record, w.other
     ratio = mech.log_prob(w.report, cell_a, label_a, n_cells) - mech.log_prob(
@@ -42,79 +50,34 @@ def test_witness_attains_the_bound_under_the_mechanisms_own_likelihood() -> None
     )
     assert cell_a != cell_b and {label_a, label_b} == {-1.0, 1.0}
     assert ratio == pytest.approx(cert.epsilon_bound, rel=1e-12)
-    assert dict(w.parts)["label"] == pytest.approx(mech.label_epsilon, rel=1e-12)
+    assert dict(w.parts)["code"] == pytest.approx(_label_divergence(mech), rel=1e-12)
 
 
-def test_a_wider_label_domain_is_certified_because_the_mechanism_clips() -> None:
+def test_every_real_label_is_covered_through_the_levels() -> None:
     mech = RRLaplaceMechanism(epsilon=1.0, label_bound=(0.0, 1.0))
-    narrow = verify_ldp(mech, n_cells=4, label_bound=(0.0, 1.0))
-    wide = verify_ldp(mech, n_cells=4, label_bound=(-1e6, 1e6))
-    assert wide.declared_holds and wide.epsilon_bound == pytest.approx(
-        narrow.epsilon_bound, rel=1e-15
-    )
-    assert any("every real label" in note for note in wide.notes)
+    cert = verify_ldp(mech, n_cells=4)
+    assert cert.pure and any("every real label" in note for note in cert.notes)
+    # a label far outside the bound is clipped: its report law is an end level's law
+    report = mech.privatize(jax.random.key(0), jnp.zeros(1, jnp.int32), jnp.ones(1), 4)
+    one = type(report)(report.bits[0], report.code[0])
+    assert mech.log_prob(one, 0, 1e6, 4) == pytest.approx(mech.log_prob(one, 0, 1.0, 4))
 
 
-def test_the_sampled_law_is_reported_not_pure() -> None:
+def test_the_built_in_is_pure_as_sampled() -> None:
     mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
-    cert = verify_ldp(mech, n_cells=3, label_bound=1.0)
-    (caveat,) = cert.sampled
-    assert caveat.block == "label" and "bounded support" in caveat.note
-    assert cert.declared_holds and not cert.holds and not cert.pure
-    assert cert.delta is not None and 0.0 < cert.delta < 1e-4
-    # the unreachable code lies beyond the reach of the other record's float32 noise
-    code = caveat.unreachable
-    assert isinstance(code, int)
-    x0 = float(realised_magnitudes()[0])
-    beta = mech.label_scale / mech.label_step
-    mu_b = mech.label_location(cert.witness.other[1])
-    assert abs(code - mu_b) > beta * x0 + 1.0
-
-
-def test_realised_label_law_matches_the_sampler() -> None:
-    """Goodness of fit of the enumerated sampled law against privatize (G-test).
-
-    False-failure rate: the G-test p-value threshold is 1e-6 for a correct law (and the key is
-    fixed, so a pass is permanent); the arithmetic the law omits changes code probabilities by
-    about 1e-7 relative, far below what 400 000 draws can see.
-    """
-    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
-    law = mech.report_law(1).blocks[1].channel.sampling
-    assert law is not None
-    n = 400_000
-    reports = mech.privatize(
-        jax.random.key(7), jnp.zeros(n, jnp.int32), jnp.full(n, 0.3, jnp.float32), 1
-    )
-    codes = np.asarray(reports.code)
-    first, probs = law.law(mech.label_location(0.3))
-    observed = np.bincount(codes - first, minlength=probs.size)
-    assert observed.size == probs.size  # nothing outside the enumerated support
-    expected = probs * n
-    keep = expected > 5
-    tail_obs, tail_exp = observed[~keep].sum(), expected[~keep].sum()
-    obs = np.append(observed[keep], tail_obs)
-    exp = np.append(expected[keep], tail_exp)
-    g = 2.0 * np.sum(np.where(obs > 0, obs * np.log(obs / exp), 0.0))
-    p_value = stats.chi2.sf(g, obs.size - 1)
-    assert p_value > 1e-6
-
-
-def test_exact_sampled_delta_at_the_witness_pair() -> None:
-    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0, budget_split=0.5)
-    cert = verify_ldp(mech, n_cells=2, label_bound=1.0, exact_sampled_delta=True)
-    (caveat,) = cert.sampled
-    assert caveat.exact_delta is not None
-    # bounded support: at least the mass beyond the other record's reach, at most the bound
-    assert 1e-7 < caveat.exact_delta < caveat.delta
+    cert = verify_ldp(mech, n_cells=3, check_sampler=True, key=jax.random.key(3))
+    assert cert.sampled == () and cert.delta == 0.0
+    assert cert.declared_holds and cert.holds and cert.pure
+    assert cert.sampler_check is not None and not cert.sampler_check.rejected
 
 
 def test_certificate_is_immutable_and_printable() -> None:
-    cert = verify_ldp(RRLaplaceMechanism(epsilon=1.0, label_bound=1.0), n_cells=2, label_bound=1.0)
+    cert = verify_ldp(RRLaplaceMechanism(epsilon=1.0, label_bound=1.0), n_cells=2)
     assert isinstance(cert, LDPCertificate)
     with pytest.raises(AttributeError):
         cert.holds = False  # type: ignore[misc]
     text = str(cert)
-    assert "as implemented FAILS" in text and "declared law: holds" in text
+    assert "as implemented HOLDS (pure)" in text and "declared law: holds" in text
     assert "witness" in text and "records" in text
 
 
@@ -125,15 +88,16 @@ class _NotVerifiable:
 @pytest.mark.parametrize(
     ("kwargs", "error", "match"),
     [
-        ({"n_cells": 0, "label_bound": 1.0}, ValueError, "n_cells"),
+        ({"n_cells": 0, "label_bound": (0.0, 1.0)}, ValueError, "n_cells"),
         ({"n_cells": 2}, ValueError, "label_bound is required"),
         ({"n_cells": 2, "label_bound": (1.0, 0.0)}, ValueError, "label_bound"),
-        ({"n_cells": 2, "label_bound": 1.0, "tolerance": -1.0}, ValueError, "tolerance"),
+        ({"n_cells": 2, "label_bound": (0.0, 1.0), "tolerance": -1.0}, ValueError, "tolerance"),
         ({"n_cells": 2, "labels": [0, 1]}, ValueError, "finite labels"),
     ],
 )
 def test_bad_arguments_name_the_argument(kwargs: dict, error: type, match: str) -> None:  # type: ignore[type-arg]
-    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
+    # a mechanism with real labels declared through an affine label map (no levels)
+    mech = ToyLaplace(epsilon=1.0)
     with pytest.raises(error, match=match):
         verify_ldp(mech, **kwargs)
 
