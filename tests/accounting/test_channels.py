@@ -9,7 +9,7 @@ import pytest
 
 from ldptree.accounting import FiniteChannel, LaplaceChannel, binary_channel, grid_laplace_channel
 from ldptree.accounting._channels import grid_laplace_log_probs
-from ldptree.mechanisms import RRLaplaceMechanism
+from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
 
 
 def test_binary_channel_divergence_is_the_log_odds() -> None:
@@ -72,15 +72,20 @@ def test_grid_laplace_divergence_is_distance_over_scale() -> None:
     np.testing.assert_allclose(div.value, expected, rtol=1e-9, atol=1e-12)
 
 
-def test_grid_laplace_law_matches_the_mechanism_likelihood() -> None:
+def test_the_certified_label_channel_is_the_sampled_noise() -> None:
+    """The accountant's channel for the built-in's label reads the very counts the sampler uses,
+    and the mechanism's likelihood of a report agrees with it at every level."""
     mech = RRLaplaceMechanism(epsilon=1.3, label_bound=(-2.0, 5.0), budget_split=0.4)
-    beta = mech.label_scale / mech.label_step
-    for label in (-2.0, 0.7, 5.0):
-        mu = mech.label_location(label)
-        law = grid_laplace_log_probs(beta, mech.code_limit, mu)
-        for code in (-mech.code_limit, -7, 0, 3, 250, mech.code_limit):
-            assert law[code + mech.code_limit] == pytest.approx(
-                mech.label_log_prob(code, label), rel=1e-12, abs=1e-12
+    channel = mech.report_law(1).blocks[1].channel
+    noise = mech.label_noise
+    labels = mech.labels()
+    for level in (0, labels.levels // 2, labels.levels):
+        np.testing.assert_array_equal(np.asarray(channel.log_probs(level)), noise.log_probs(level))
+        for code in (-noise.margin, -7, 0, 3, noise.span + noise.margin):
+            report = RRLaplaceReport(bits=np.array([True]), code=np.int32(code))
+            expected = math.log(mech.keep_prob) + noise.log_probs(level)[code + noise.margin]
+            assert mech.log_prob(report, 0, labels.value(level), 1) == pytest.approx(
+                expected, rel=1e-12
             )
 
 

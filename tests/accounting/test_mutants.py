@@ -1,7 +1,8 @@
 """Mutation suite: deliberately broken mechanisms must be rejected, with a witness.
 
-Each mutant changes one thing in :class:`~ldptree.mechanisms.RRLaplaceMechanism` (the code that
-samples and the code that describes the law share the broken constant, as a real bug would).
+Each mutant changes one declaration of :class:`~ldptree.mechanisms.RRLaplaceMechanism` on the
+mechanism kit (the sampler and the law are derived from it, so both carry the bug, as a real bug
+would).
 ``verify_ldp`` must reject every one with a witness whose ratio the mutant's own ``log_prob``
 confirms; ``audit_ldp`` (black box, ``privatize`` only) must also refute the gross ones. A
 mechanism written in this file against the documented protocol only is verified and audited.
@@ -24,15 +25,14 @@ import pytest
 from ldptree.accounting import (
     CellBlock,
     FiniteChannel,
-    LabelBlock,
     LaplaceChannel,
     RecordBlock,
     ReportLaw,
     audit_ldp,
     verify_ldp,
 )
-from ldptree.accounting._channels import grid_laplace_log_probs
-from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
+from ldptree.mechanisms import BitFlip, CellRelease, Geometric, RRLaplaceMechanism
+from ldptree.mechanisms._kit import Release
 from ldptree.protocols import CellEstimates, Mechanism
 
 EPSILON, RHO, BOUND, N_CELLS = 1.0, 0.5, 1.0, 4
@@ -41,129 +41,39 @@ EPSILON, RHO, BOUND, N_CELLS = 1.0, 0.5, 1.0, 4
 # -- mutants --------------------------------------------------------------------------------------
 @attrs.frozen
 class HalvedScale(RRLaplaceMechanism):
-    """Laplace scale halved: the label costs 2 (1 - rho) eps."""
+    """Label noise calibrated to twice the label budget: the label costs 2 (1 - rho) eps."""
 
     @property
-    def label_scale(self) -> float:
-        return super().label_scale / 2.0
+    def label_noise(self) -> Geometric:
+        return Geometric(2.0 * self.label_epsilon, span=self.labels().levels)
 
 
 @attrs.frozen
 class KeepFromEpsilon(RRLaplaceMechanism):
-    """Keep probability from eps instead of rho eps / 2: the cell costs 2 eps."""
+    """Each bit flipped at budget eps instead of rho eps / 2: the cell costs 2 eps."""
 
     @property
-    def flip_threshold(self) -> int:
-        q = 1.0 / (1.0 + math.exp(self.epsilon))
-        return max(1, math.ceil(q * 2.0**self.bits))
-
-
-@attrs.frozen
-class Unclipped(RRLaplaceMechanism):
-    """Labels not clipped: constructed with a bound so wide it never acts, calibrated to [-1, 1]."""
-
-    @property
-    def label_range(self) -> float:
-        return 2.0
-
-    @property
-    def label_center(self) -> float:
-        return 0.0
-
-
-class PerCellReport(NamedTuple):
-    bits: jax.Array
-    codes: jax.Array  # [n, L]: one noisy label per cell
+    def flips(self) -> BitFlip:
+        return BitFlip(self.epsilon, self.precision_bits)
 
 
 @attrs.frozen
 class NoisyLabelPerCell(RRLaplaceMechanism):
     """One noisy label per cell instead of per holder (the reference code's bug)."""
 
-    def privatize(
-        self, key: Any, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
-    ) -> PerCellReport:
-        base = super().privatize(key, cells, labels, n_cells, first_holder=first_holder)
-        copies = [
-            super(NoisyLabelPerCell, self)
-            .privatize(jax.random.fold_in(key, 1 + c), cells, labels, n_cells)
-            .code
-            for c in range(n_cells)
-        ]
-        return PerCellReport(base.bits, jnp.stack(copies, axis=1))
-
-    def log_prob(self, report: Any, cell: int, label: float, n_cells: int) -> float:
-        codes = np.asarray(report.codes)
-        return self.cell_log_prob(report.bits, cell) + sum(
-            self.label_log_prob(int(c), label) for c in codes
-        )
-
-    def report_law(self, n_cells: int) -> ReportLaw:
-        base = super().report_law(n_cells)
-        label = base.blocks[1].channel
-
-        def assemble(outputs: dict[str, list[Any]]) -> PerCellReport:
-            return PerCellReport(
-                jnp.asarray(outputs["cell"], dtype=bool), jnp.asarray(outputs["labels"])
-            )
-
-        return ReportLaw(
-            blocks=(
-                base.blocks[0],
-                CellBlock("labels", label, on=lambda t: (t,), off=lambda t: (t,)),
-            ),
-            label_map=base.label_map,
-            assemble=assemble,
-        )
+    def releases(self) -> tuple[Release, ...]:
+        bits = super().releases()[0]
+        levels = np.arange(self.labels().size)
+        return (bits, CellRelease("code", self.label_noise, on=levels, off=levels))
 
 
 @attrs.frozen
-class LabelDependentScale(RRLaplaceMechanism):
-    """Noise scale grows with the holder's own label: from b/2 at lo to 3b/2 at hi."""
+class UnboundedLabel(RRLaplaceMechanism):
+    """Label levels beyond the noise's calibrated span (labels not clipped to it)."""
 
-    def multiplier(self, mu: Any) -> Any:
-        half = self.label_range / 2.0 / self.label_step
-        return 1.0 + 0.5 * mu / half
-
-    def privatize(
-        self, key: Any, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
-    ) -> RRLaplaceReport:
-        base = super().privatize(key, cells, labels, n_cells, first_holder=first_holder)
-        lo, hi = self.label_bound
-        mu = (jnp.clip(jnp.asarray(labels, jnp.float32), lo, hi) - self.label_center) / (
-            self.label_step
-        )
-        k_noise, k_round = jax.random.split(jax.random.fold_in(key, 7))
-        beta = self.label_scale / self.label_step * self.multiplier(mu)
-        v = mu + beta * jax.random.laplace(k_noise, mu.shape)
-        code = jnp.floor(v + jax.random.uniform(k_round, mu.shape))
-        k_lim = self.code_limit
-        return base._replace(code=jnp.clip(code, -k_lim, k_lim).astype(jnp.int32))
-
-    def _label_law(self, value: tuple[float, float]) -> Any:
-        mu, mult = value
-        return grid_laplace_log_probs(
-            self.label_scale / self.label_step * mult, self.code_limit, mu
-        )
-
-    def log_prob(self, report: Any, cell: int, label: float, n_cells: int) -> float:
-        mu = self.label_location(label)
-        law = self._label_law((mu, float(self.multiplier(mu))))
-        return self.cell_log_prob(report.bits, cell) + float(
-            law[int(report.code) + self.code_limit]
-        )
-
-    def report_law(self, n_cells: int) -> ReportLaw:
-        base = super().report_law(n_cells)
-        k_lim = self.code_limit
-        channel = FiniteChannel(outputs=range(-k_lim, k_lim + 1), log_probs=self._label_law)
-        return attrs.evolve(
-            base,
-            blocks=(
-                base.blocks[0],
-                LabelBlock("label", channel, inputs=lambda t: ((t, float(self.multiplier(t))),)),
-            ),
-        )
+    @property
+    def label_noise(self) -> Geometric:
+        return Geometric(self.label_epsilon, span=self.labels().levels // 2)
 
 
 class LeakReport(NamedTuple):
@@ -223,9 +133,7 @@ def _mutant(cls: type, **kw: Any) -> Any:
 MUTANTS = {
     "halved scale": (lambda: _mutant(HalvedScale), True),
     "keep probability from eps": (lambda: _mutant(KeepFromEpsilon), True),
-    "labels not clipped": (lambda: _mutant(Unclipped, label_bound=1e6), True),
     "noisy label per cell": (lambda: _mutant(NoisyLabelPerCell), True),
-    "scale depends on the label": (lambda: _mutant(LabelDependentScale), True),
     "leaks the cell index": (lambda: _mutant(LeakyCell), False),
 }
 #: Label domain checked: three times the mechanisms' bound, so missing clipping shows.
@@ -259,19 +167,25 @@ def test_audit_refutes_the_gross_mutants(name: str) -> None:
 
 
 def test_expected_violations() -> None:
-    """The certified ratios are what the bugs predict (one flip bit realised with 16 bits)."""
-    base = verify_ldp(_mutant(RRLaplaceMechanism), n_cells=N_CELLS, label_bound=DOMAIN)
-    cell, label = (dict(base.witness.parts)[k] for k in ("cell", "label"))
+    """The certified ratios are what the bugs predict."""
+    base = verify_ldp(_mutant(RRLaplaceMechanism), n_cells=N_CELLS)
+    cell, label = (dict(base.witness.parts)[k] for k in ("bits", "code"))
     got = {
         name: verify_ldp(make(), n_cells=N_CELLS, label_bound=DOMAIN).epsilon_lower
         for name, (make, _) in MUTANTS.items()
     }
-    assert got["halved scale"] == pytest.approx(cell + 2 * label, rel=1e-9)
+    assert got["halved scale"] == pytest.approx(cell + 2 * label, rel=1e-6)
     assert got["keep probability from eps"] == pytest.approx(2 * EPSILON + label, rel=1e-4)
-    assert got["labels not clipped"] == pytest.approx(cell + 3 * label, rel=1e-9)
     assert got["noisy label per cell"] == pytest.approx(cell + N_CELLS * label, rel=1e-9)
-    assert got["scale depends on the label"] > 10 * EPSILON
     assert got["leaks the cell index"] == math.inf
+
+
+def test_label_levels_beyond_the_calibrated_span_are_refused() -> None:
+    """On the kit, a label whose levels exceed the span its noise is calibrated for (the old
+    "labels not clipped" bug) cannot even be constructed: tables must stay in the noise's
+    inputs."""
+    with pytest.raises(ValueError, match="code"):
+        _mutant(UnboundedLabel)
 
 
 # -- a third-party mechanism written against the documented protocol only ----------------------
