@@ -134,6 +134,13 @@ class LaplaceFeatureLabelMechanism:
         return math.sqrt(variance / 2.0)
 
     @property
+    def label_scale(self) -> float:
+        """Laplace scale with the realised label noise's variance (label units, rounding at its
+        worst case included): ``~ R / ((1 - phi) eps)``."""
+        step = self.labels.step
+        return math.sqrt(step**2 * (self.label_noise.variance(0) + 0.25) / 2.0)
+
+    @property
     def label_center(self) -> float:
         return (self.label_bound[0] + self.label_bound[1]) / 2.0
 

@@ -78,24 +78,7 @@ def holder_words(
     return words[:, :n_words]
 
 
-def unit_open(words: jax.Array) -> jax.Array:
-    """``(m + 1/2) 2^-23`` from the low 23 bits ``m``: float32 in ``(0, 1)``, exact."""
-    m = (words & jnp.uint32(0x7FFFFF)).astype(jnp.float32)
-    u: jax.Array = (m + 0.5) * jnp.float32(2.0**-23)
-    return u
-
-
 def unit_halfopen(words: jax.Array) -> jax.Array:
     """``m 2^-24`` from the high 24 bits ``m``: float32 in ``[0, 1)``, exact."""
     u: jax.Array = (words >> 8).astype(jnp.float32) * jnp.float32(2.0**-24)
     return u
-
-
-def laplace(words: jax.Array) -> jax.Array:
-    """Standard Laplace variates: sign from bit 31 times ``-log V``, ``V`` = :func:`unit_open`.
-
-    ``|xi|`` takes the ``2^23`` values ``-log((m + 1/2) 2^-23)``, so the realised support is
-    bounded by ``24 ln 2 ~ 16.6`` (the accountant's floating-point caveat).
-    """
-    sign = jnp.where(words >> 31 == 1, jnp.float32(1.0), jnp.float32(-1.0))
-    return sign * -jnp.log(unit_open(words))

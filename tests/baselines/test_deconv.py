@@ -12,7 +12,7 @@ import pytest
 from ldptree.accounting import ReportLaw, verify_ldp
 from ldptree.baselines import DECONVRegressor
 from ldptree.baselines._deconv import deconvolution_sums, deconvolution_weights_log
-from ldptree.mechanisms import LaplaceFeatureLabelMechanism
+from ldptree.mechanisms import Geometric, LaplaceFeatureLabelMechanism
 
 
 def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -85,8 +85,10 @@ def test_privacy_record_and_label_bound_source() -> None:
     lo, hi = model.label_bound_
     assert lo <= y[:30].min() and hi >= y[:30].max()
     assert (lo, hi) == pytest.approx((y[:30].min(), y[:30].max()), rel=1e-7)
-    assert model.mechanism_.feature_scale == pytest.approx(2 * 2 / 3.0)  # b_X = 2 d / eps
-    assert model.mechanism_.label_scale == pytest.approx(2 * np.ptp(y[:30]) / 3.0)
+    # the exact discrete noise has (within 2%) the variance of Laplace(2 d / eps), resp.
+    # Laplace(2 R / eps), the paper's scales
+    assert model.mechanism_.feature_scale == pytest.approx(2 * 2 / 3.0, rel=0.02)
+    assert model.mechanism_.label_scale == pytest.approx(2 * np.ptp(y[:30]) / 3.0, rel=0.02)
     with pytest.raises(ValueError, match="label_bound"):
         DECONVRegressor(1.0).fit(X, y)
     with pytest.raises(ValueError, match="guard"):
@@ -102,46 +104,46 @@ def test_certificate_holds_at_claim(epsilon: float, d: int, share: float) -> Non
     mech = LaplaceFeatureLabelMechanism(
         epsilon=epsilon, n_features=d, label_bound=(-2.0, 5.0), feature_share=share
     )
-    cert = verify_ldp(mech, n_cells=1, label_bound=(-50.0, 50.0))
-    assert cert.declared_holds and cert.exact
-    assert cert.epsilon_bound == pytest.approx(epsilon, rel=1e-9)
-    assert dict(cert.witness.parts)["features"] == pytest.approx(share * epsilon, rel=1e-9)
+    cert = verify_ldp(mech, n_cells=1)
+    assert cert.declared_holds and cert.exact and cert.pure
+    assert cert.epsilon_bound == pytest.approx(epsilon, rel=1e-8)
+    assert dict(cert.witness.parts)["features"] == pytest.approx(share * epsilon, rel=1e-8)
     assert cert.witness.features is not None
-    # the float32 sampler's caveat (a loose bound, see _sampled_laplace) is reported, not zero
-    assert cert.delta is not None and 0.0 < cert.delta < 1.0
+    # exact integer sampling: no floating-point caveat is left
+    assert cert.delta == 0.0 and cert.sampled == ()
 
 
+@attrs.frozen
 class _TooLittleFeatureNoise(LaplaceFeatureLabelMechanism):
     """Mutant: feature noise calibrated to sensitivity 1 instead of d (a classic slip)."""
 
     @property
-    def feature_scale(self) -> float:
-        return 1.0 / self.feature_epsilon
+    def feature_noise(self) -> Geometric:
+        return Geometric(self.feature_epsilon, span=self.feature_levels)
 
 
-class _Unclipped(LaplaceFeatureLabelMechanism):
-    """Mutant: declares a cubic feature map (a callable, not an AffineLabelMap)."""
+@attrs.frozen
+class _NoLevels(LaplaceFeatureLabelMechanism):
+    """Mutant: declares its features as entering directly (no levels) through a channel that is
+    not convex in its input, so the box corners would prove nothing."""
 
     def report_law(self, n_cells: int) -> ReportLaw:
         law = super().report_law(n_cells)
         features, *rest = law.blocks
-        cubic = attrs.evolve(features, feature_map=lambda x: float(x) ** 3 / self.feature_step)
-        return attrs.evolve(law, blocks=(cubic, *rest))
+        return attrs.evolve(law, blocks=(attrs.evolve(features, levels=None), *rest))
 
 
 def test_certificate_rejects_too_small_noise() -> None:
     mech = _TooLittleFeatureNoise(epsilon=2.0, n_features=4, label_bound=(0.0, 1.0))
-    cert = verify_ldp(mech, n_cells=1, label_bound=(0.0, 1.0))
+    cert = verify_ldp(mech, n_cells=1)
     assert not cert.holds
-    assert cert.epsilon_bound == pytest.approx(1.0 + 4 * 1.0, rel=1e-9)  # label 1 + features d
+    assert cert.epsilon_bound == pytest.approx(1.0 + 4 * 1.0, rel=1e-8)  # label 1 + features d
 
 
 def test_certificate_refuses_undeclared_shape() -> None:
-    mech = _Unclipped(epsilon=2.0, n_features=2, label_bound=(0.0, 1.0))
-    cert = verify_ldp(mech, n_cells=1, label_bound=(0.0, 1.0))
-    assert not cert.holds and math.isinf(cert.epsilon_bound)
-    assert any("arbitrary callable" in note for note in cert.notes)
-    assert any("not affine" in note for note in cert.notes)
+    mech = _NoLevels(epsilon=2.0, n_features=2, label_bound=(0.0, 1.0))
+    with pytest.raises(ValueError, match="convex"):
+        verify_ldp(mech, n_cells=1)
 
 
 def test_mechanism_reports_are_chunk_invariant_and_unbiased() -> None:

@@ -13,6 +13,7 @@ from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.protocols import CellEstimates
 from ldptree.testing import BUILT_INS, built_in_mechanisms, mechanism_checks, pytest_params
 
+
 def _cases() -> list[Any]:
     # every built-in samples exactly, so every check (the pure certificate included) must pass
     return [
