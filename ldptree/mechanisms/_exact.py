@@ -335,7 +335,8 @@ def _max_log_ratio(p0: Any, p1: Any) -> float:
     a, b = p0[keep], p1[keep]
     up = np.asarray([float(x) for x in (a - b)]) / np.asarray([float(x) for x in b])
     down = np.asarray([float(x) for x in (b - a)]) / np.asarray([float(x) for x in a])
-    worst = max(float(np.log1p(up).max()), float(np.log1p(down).max()))
+    with np.errstate(divide="ignore"):  # log1p(-1) = -inf where one side is tiny: never the max
+        worst = max(float(np.log1p(up).max()), float(np.log1p(down).max()))
     return worst * (1.0 + 1e-14) + 1e-300
 
 
