@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from scipy import stats
 
-from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
+from ldptree.mechanisms import BitFlip, RRLaplaceMechanism, RRLaplaceReport, debias_indicators
 from ldptree.testing import assert_unbiased, budget_splits, budgets, partitions
 
 KEY = jax.random.key(20261121)
@@ -198,15 +198,23 @@ def test_debiased_sums_are_unbiased_on_random_partitions(p, eps, rho, seed):
 
 
 def test_biased_debiasing_is_caught():
-    """The unbiasedness check can fail: debiasing with the ideal q instead of the realised
-    q' (a real mistake at small budgets with 16-bit flips) is detected."""
+    """The unbiasedness check can fail: debiasing with the flip probability of the whole cell
+    budget instead of one bit's (a real slip: rho eps where rho eps / 2 is meant) is detected."""
 
-    class IdealQ(RRLaplaceMechanism):
-        @property
-        def flip_prob(self) -> float:  # what debiasing would use if it ignored rounding
-            return 0.5 - 0.2
+    class WrongQ(RRLaplaceMechanism):
+        def debias(self, stats, n):
+            labels = self.labels()
+            return debias_indicators(
+                BitFlip(self.cell_epsilon),
+                stats["bits"],
+                n,
+                cross=stats["bits*code"],
+                total=stats["code"],
+                lo=labels.bound[0],
+                step=labels.step,
+            )
 
-    m = IdealQ(epsilon=1.0, label_bound=1.0)
+    m = WrongQ(epsilon=1.0, label_bound=1.0)
     cells = np.arange(300, dtype=np.int32) % 3
     with pytest.raises(AssertionError, match="biased"):
         assert_unbiased(m, cells, np.zeros(300), 3, key=KEY, label_bound=(-1.0, 1.0))
