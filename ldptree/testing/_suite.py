@@ -244,13 +244,19 @@ def _check_unbiased(s: _Setup, examples: int = 2, repeats: int = 50, n: int = 30
     inner()
 
 
-def _check_count_variance(s: _Setup, repeats: int = 300, n: int = 500) -> None:
-    mech = s.make(s.epsilon)
-    n_cells = 1 if s.single_cell else 3
+def _sample(s: _Setup, n: int, n_cells: int) -> tuple[Any, jax.Array, Any, dict[str, Any]]:
+    """``(mechanism, cells, labels, extra record fields)`` for ``n`` holders over ``n_cells``
+    cells (one cell for single-cell mechanisms), drawn from the setup's seed."""
+    n_cells = 1 if s.single_cell else n_cells
     rng = np.random.default_rng(s.seed)
     cells = jnp.asarray(rng.integers(0, n_cells, n), dtype=jnp.int32)
     labels = s.draw_labels(rng, n)
-    extra = s.features(rng, n)
+    return s.make(s.epsilon), cells, labels, s.features(rng, n)
+
+
+def _check_count_variance(s: _Setup, repeats: int = 300, n: int = 500) -> None:
+    mech, cells, labels, extra = _sample(s, n, 3)
+    n_cells = 1 if s.single_cell else 3
     key = jax.random.PRNGKey(s.seed)
     counts = np.stack(
         [
@@ -272,12 +278,8 @@ def _check_count_variance(s: _Setup, repeats: int = 300, n: int = 500) -> None:
 
 
 def _check_jit_vmap(s: _Setup, n: int = 16) -> None:
-    mech = s.make(s.epsilon)
+    mech, cells, labels, extra = _sample(s, n, 4)
     n_cells = 1 if s.single_cell else 4
-    rng = np.random.default_rng(s.seed)
-    cells = jnp.asarray(rng.integers(0, n_cells, n), dtype=jnp.int32)
-    labels = s.draw_labels(rng, n)
-    extra = s.features(rng, n)
     keys = jax.random.split(jax.random.PRNGKey(s.seed), 3)
     eager = [mech.privatize(k, cells, labels, n_cells, **extra) for k in keys]
     jitted = jax.jit(lambda k: mech.privatize(k, cells, labels, n_cells, **extra))(keys[0])
@@ -296,12 +298,8 @@ def _check_jit_vmap(s: _Setup, n: int = 16) -> None:
 
 
 def _check_chunking(s: _Setup, n: int = 40, split: int = 13) -> None:
-    mech = s.make(s.epsilon)
+    mech, cells, labels, extra = _sample(s, n, 4)
     n_cells = 1 if s.single_cell else 4
-    rng = np.random.default_rng(s.seed)
-    cells = jnp.asarray(rng.integers(0, n_cells, n), dtype=jnp.int32)
-    labels = s.draw_labels(rng, n)
-    extra = s.features(rng, n)
     head = {k: v[:split] for k, v in extra.items()}
     tail = {k: v[split:] for k, v in extra.items()}
     key = jax.random.PRNGKey(s.seed)
