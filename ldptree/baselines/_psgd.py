@@ -197,8 +197,8 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
     ----------
     classes_, scaler_, params_ (tuple of float32 tensors), mechanism_ (:class:`PrivUnitG`),
     messages_per_holder_ (1, or the number of tensors in reference mode), n_private_steps_,
-    privacy_, privacy_ledger_, privacy_certificate_ (one message's
-    :class:`~ldptree.accounting.ReleaseCertificate`), n_features_in_
+    privacy_, privacy_ledger_, privacy_certificate_ (one message's ReleaseCertificate),
+    n_features_in_
     """
 
     def __init__(

@@ -108,11 +108,18 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
-    partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_,
-    used_fallback_, label_bound_, privacy_ (a :class:`~ldptree.accounting.PrivacySpend`:
-    the certified epsilon and the delta of the mechanism as sampled), privacy_ledger_ (its
-    :class:`~ldptree.accounting.PrivacyLedger`), privacy_certificate_ (the
-    :class:`~ldptree.accounting.LDPCertificate`, ``None`` if uncertified), n_features_in_
+    partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_
+        The published partition and scaling, the mechanism run, the debiased cell estimates and
+        the read-out.
+    used_fallback_, label_bound_, n_features_in_
+        Where the public leaf mean replaced the private ratio; the label range; the width.
+    privacy_
+        A :class:`~ldptree.accounting.PrivacySpend`: the certified epsilon and the delta of the
+        mechanism as sampled.
+    privacy_ledger_
+        Its :class:`~ldptree.accounting.PrivacyLedger`.
+    privacy_certificate_
+        The :class:`~ldptree.accounting.LDPCertificate` (``None`` if uncertified).
     """
 
     def __init__(
