@@ -529,24 +529,25 @@ class KitMechanism:
         )
         return self._assemble([_trim(o, spec, i, n, n_cells) for i, o in enumerate(outs)])
 
-    def report_fields(self, n_cells: int) -> tuple[tuple[str, int, int, int], ...]:
-        """``(name, length, lowest, highest)`` of every release in one holder's report: its
-        coordinates flattened (``n_cells * width`` for a cell release, ``width`` for a label
-        release, 1 for an index release) and the range of integer values its noise can output
-        (``{0, 1}`` for flips, ``[-margin, span + margin]`` for geometric noise, ``[0, k)`` for
-        k-ary response). A report outside these is impossible under the mechanism."""
+    def report_fields(self, n_cells: int) -> tuple[tuple[str, tuple[int, ...], int, int], ...]:
+        """``(name, shape, lowest, highest)`` of every release in one holder's report: the shape
+        of its array in :meth:`privatize`'s report without the holder axis (``(n_cells,)`` or
+        ``(n_cells, width)`` for a cell release, ``()`` or ``(width,)`` for a label release,
+        ``()`` for an index release) and the range of integers its noise can output (``{0, 1}``
+        for flips, ``[-margin, span + margin]`` for geometric noise, ``[0, k)`` for k-ary
+        response). A report outside these is impossible under the mechanism."""
         n_cells = check_int(n_cells, "n_cells", minimum=1)
         fields = []
         for r in self._checked_releases():
             noise = _noise_of(r, n_cells)
+            per = () if r.width == 1 else (r.width,)
+            shape = (n_cells, *per) if isinstance(r, CellRelease) else per
             if isinstance(noise, KaryResponse):
-                fields.append((r.name, 1, 0, noise.k - 1))
+                fields.append((r.name, (), 0, noise.k - 1))
             elif isinstance(noise, BitFlip):
-                length = n_cells * r.width if isinstance(r, CellRelease) else r.width
-                fields.append((r.name, length, 0, 1))
+                fields.append((r.name, shape, 0, 1))
             else:
-                length = n_cells * r.width if isinstance(r, CellRelease) else r.width
-                fields.append((r.name, length, -noise.margin, noise.span + noise.margin))
+                fields.append((r.name, shape, -noise.margin, noise.span + noise.margin))
         return tuple(fields)
 
     def _assemble(self, arrays: Sequence[Any]) -> Any:
