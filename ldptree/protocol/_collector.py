@@ -191,15 +191,15 @@ class Collector:
         self._pending.append(arrays)
         return None
 
-    def ingest_file(self, path: str | os.PathLike[str]) -> int:
+    def ingest_file(self, path: str | os.PathLike[str]) -> int | None:
         """Submit every non-blank line of a report file and commit them with the file as one
-        unit; a file already committed (same name and SHA-256) is skipped. Returns the number
-        of reports accepted from it."""
+        unit. Returns the number of reports accepted from it, or ``None`` when the file was
+        already committed (same name and SHA-256) and is skipped."""
         path = Path(path)
         data = path.read_bytes()
         digest = _sha256(data)
         if self._sources.get(path.name) == digest:
-            return 0
+            return None
         for line in data.split(b"\n"):
             if line.strip():
                 self.submit(line)

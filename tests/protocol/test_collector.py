@@ -117,7 +117,10 @@ def test_corrupt_store_and_other_round_are_refused(
     with pytest.raises(ValueError, match="another published round"):
         Collector(tmp_path, other)
     chunk = tmp_path / "chunk-000000.json"
-    chunk.write_bytes(chunk.read_bytes().replace(b"[0,", b"[1,", 1))
+    data = bytearray(chunk.read_bytes())
+    assert data[:9] == b'{"ids":["'
+    data[9] = ord("0") if data[9] != ord("0") else ord("1")  # still valid JSON, other id
+    chunk.write_bytes(bytes(data))
     with pytest.raises(ValueError, match="SHA-256"):
         Collector(tmp_path, published)
 
@@ -128,7 +131,7 @@ def test_ingest_file_is_one_unit(published: dict[str, Any], tmp_path: Path) -> N
     source.write_text("\n".join([*texts, texts[0], "", "not json"]) + "\n")
     c = Collector(tmp_path / "store", published)
     assert c.ingest_file(source) == 6
-    assert c.ingest_file(source) == 0  # already committed: skipped, nothing counted twice
+    assert c.ingest_file(source) is None  # already committed: skipped, nothing counted twice
     again = Collector(tmp_path / "store", published)
     assert again.n_reports == 6
     assert again.rejected["duplicate"] == 1 and again.rejected["malformed"] == 1
