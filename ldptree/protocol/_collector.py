@@ -115,7 +115,8 @@ class Collector:
         names = {c["file"] for c in self._chunks}
         for leftover in self._folder.iterdir():
             orphan = leftover.name.startswith("chunk-") and leftover.name not in names
-            if orphan or leftover.name.endswith(".tmp"):
+            torn = leftover.name.startswith(".") and leftover.name.endswith(".tmp")
+            if orphan or torn:
                 leftover.unlink()  # never acknowledged: written by a commit that did not finish
         for chunk in self._chunks:
             data = (self._folder / chunk["file"]).read_bytes()
