@@ -12,11 +12,12 @@ Storage, in one folder:
 * ``manifest.json``: the committed chunks with their SHA-256 and size, the ingested source files
   (by SHA-256), the rejection counts, and the fingerprint of the published round.
 
-A commit writes its chunk, then the manifest, each to a temporary file that is flushed,
-``fsync``-ed and atomically renamed over its final name (then the folder is ``fsync``-ed). The
-manifest is the commit point: a crash before its rename leaves the previous manifest, and the
-new chunk is an orphan that no manifest names (it is removed on restart; its reports were never
-acknowledged and come again from their source). On start the collector checks every chunk
+One collector at a time holds a store (an exclusive lock on ``.lock``, released when the
+process ends however it ends). A commit writes its chunk, then the manifest, each to a
+temporary file that is flushed, ``fsync``-ed and atomically renamed over its final name (then
+the folder is ``fsync``-ed). The manifest is the commit point: a crash before its rename leaves
+the previous manifest, and the new chunk is an orphan that no manifest names (it is removed on
+restart; its reports were never acknowledged and come again from their source). On start the collector checks every chunk
 against its recorded SHA-256 and refuses a store that does not match (``ValueError``), or one
 written for another published round.
 
@@ -27,6 +28,7 @@ the same computation, bit for bit, as the in-process path on the same reports.
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -82,6 +84,14 @@ class Collector:
         self._round: PublishedRound = load_published(published)
         self._folder = Path(store)
         self._folder.mkdir(parents=True, exist_ok=True)
+        # one collector per store: two writers would race on chunk names and the manifest. The
+        # lock is released when the process ends, however it ends (a killed one included).
+        self._lock: Any = open(self._folder / ".lock", "a")  # noqa: SIM115 (held until close)
+        try:
+            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            self._lock.close()
+            raise ValueError(f"the store {self._folder} is open in another collector") from None
         self._fingerprint = _sha256(self._round.fingerprint.encode())
         self._chunks: list[dict[str, Any]] = []
         self._sources: dict[str, str] = {}
@@ -92,7 +102,21 @@ class Collector:
         self._pending_set: set[str] = set()
         self._pending: list[list[np.ndarray[Any, Any]]] = []
         self._pending_rejected: Counter[str] = Counter()
-        self._recover()
+        try:
+            self._recover()
+        except BaseException:
+            self.close()
+            raise
+
+    def close(self) -> None:
+        """Release the store (pending, uncommitted reports are dropped, as in a crash)."""
+        self._lock.close()
+
+    def __enter__(self) -> Collector:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     # -- durable state -------------------------------------------------------------------------
     def _recover(self) -> None:

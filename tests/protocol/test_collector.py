@@ -46,6 +46,9 @@ def test_commit_restart_dedupe_and_exact_estimate(
     assert [c.submit(t) for t in texts[:40]] == [None] * 40
     assert c.submit(texts[0]) == "duplicate"  # pending duplicate
     assert c.commit() == 40
+    with pytest.raises(ValueError, match="open in another collector"):
+        Collector(tmp_path, published)
+    c.close()
     c2 = Collector(tmp_path, published)  # restart
     assert c2.n_reports == 40
     assert c2.submit(texts[5]) == "duplicate"  # committed duplicate
@@ -53,6 +56,7 @@ def test_commit_restart_dedupe_and_exact_estimate(
     for t in texts[40:]:
         assert c2.submit(t) is None
     c2.commit()
+    c2.close()
     c3 = Collector(tmp_path, published)
     assert c3.n_reports == 60
     assert c3.rejected["duplicate"] == 2 and c3.rejected["malformed"] == 1
@@ -69,6 +73,7 @@ def test_pending_reports_are_lost_until_committed(
     c.commit()
     c.submit(_reports(published, 1, seed=2)[0])
     c.submit("garbage")
+    c.close()  # as a crash would
     again = Collector(tmp_path, published)  # "crash" before commit
     assert again.n_reports == 5 and again.rejected["malformed"] == 0
 
@@ -95,6 +100,7 @@ def test_crash_between_chunk_and_manifest(
         c.commit()
     assert (tmp_path / "chunk-000001.json").exists()  # the orphan chunk
     monkeypatch.setattr(_collector, "_write_atomic", real)
+    c.close()
     (tmp_path / ".manifest.json.tmp").write_bytes(b"{half")  # a torn temporary file
     restarted = Collector(tmp_path, published)
     assert restarted.n_reports == 4
@@ -103,6 +109,7 @@ def test_crash_between_chunk_and_manifest(
     for t in texts[4:]:  # not acknowledged: the sender sends them again
         assert restarted.submit(t) is None
     restarted.commit()
+    restarted.close()
     _same(Collector(tmp_path, published).estimate(), _in_process(published, texts))
 
 
@@ -113,6 +120,7 @@ def test_corrupt_store_and_other_round_are_refused(
     for t in _reports(published, 3, seed=4):
         c.submit(t)
     c.commit()
+    c.close()
     other = make_round(LaplaceCellLabelMechanism(epsilon=1.0, label_bound=5.0))
     with pytest.raises(ValueError, match="another published round"):
         Collector(tmp_path, other)
@@ -132,6 +140,7 @@ def test_ingest_file_is_one_unit(published: dict[str, Any], tmp_path: Path) -> N
     c = Collector(tmp_path / "store", published)
     assert c.ingest_file(source) == 6
     assert c.ingest_file(source) is None  # already committed: skipped, nothing counted twice
+    c.close()
     again = Collector(tmp_path / "store", published)
     assert again.n_reports == 6
     assert again.rejected["duplicate"] == 1 and again.rejected["malformed"] == 1
