@@ -11,7 +11,7 @@ import pytest
 from protocol_helpers import make_round
 
 from ldptree.estimators._aggregate import SumAggregator
-from ldptree.mechanisms import LaplaceCellLabelMechanism
+from ldptree.mechanisms import LaplaceCellClassMechanism, LaplaceCellLabelMechanism
 from ldptree.protocol import Collector, _collector, holder_report, load_published, parse_report
 
 
@@ -146,3 +146,27 @@ def test_ingest_file_is_one_unit(published: dict[str, Any], tmp_path: Path) -> N
     assert again.rejected["duplicate"] == 1 and again.rejected["malformed"] == 1
     with pytest.raises(ValueError, match="no report"):
         Collector(tmp_path / "empty", published).estimate()
+
+
+@pytest.mark.parametrize(
+    "mechanism",
+    [
+        LaplaceCellLabelMechanism(epsilon=1.5, label_bound=(0.0, 5.0)),
+        LaplaceCellClassMechanism(epsilon=1.0, n_classes=2),
+        LaplaceCellClassMechanism(epsilon=2.0, n_classes=3),
+    ],
+    ids=lambda m: f"{type(m).__name__}",
+)
+def test_every_registered_mechanism_round_trips(mechanism: Any, tmp_path: Path) -> None:
+    published = make_round(mechanism)
+    round_ = load_published(published)
+    rng = np.random.default_rng(6)
+    texts = []
+    for x in rng.uniform([0.0, -1.0], [10.0, 1.0], (30, 2)):
+        label: Any = int(rng.integers(0, 3)) if mechanism.labels().integer else float(x[0] / 2)
+        texts.append(json.dumps(holder_report(x, label, round_)))
+    with Collector(tmp_path, published) as c:
+        assert [c.submit(t) for t in texts] == [None] * 30
+        c.commit()
+    with Collector(tmp_path, published) as c:
+        _same(c.estimate(), _in_process(published, texts))
