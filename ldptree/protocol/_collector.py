@@ -17,9 +17,9 @@ process ends however it ends). A commit writes its chunk, then the manifest, eac
 temporary file that is flushed, ``fsync``-ed and atomically renamed over its final name (then
 the folder is ``fsync``-ed). The manifest is the commit point: a crash before its rename leaves
 the previous manifest, and the new chunk is an orphan that no manifest names (it is removed on
-restart; its reports were never acknowledged and come again from their source). On start the collector checks every chunk
-against its recorded SHA-256 and refuses a store that does not match (``ValueError``), or one
-written for another published round.
+restart; its reports were never acknowledged and come again from their source). On start the
+collector checks every chunk against its recorded SHA-256 and refuses a store that does not
+match (``ValueError``), or one written for another published round.
 
 Estimates: :meth:`Collector.estimate` folds all committed reports through the mechanism's exact
 integer ``summarize`` (:class:`~ldptree.estimators._aggregate.SumAggregator`) and ``debias``:
