@@ -7,8 +7,10 @@ indexing (where it would surface as an ``IndexError``).
 
 from __future__ import annotations
 
+import hashlib
 import math
 import numbers
+import secrets
 from typing import Any
 
 import jax
@@ -202,16 +204,29 @@ def check_bounds(value: Any, name: str) -> tuple[float, float]:
     return (lo, hi)
 
 
+def key_from_entropy(entropy: bytes) -> PRNGKey:
+    """The threefry key ``(w_0, w_1)``: the first 8 bytes of ``SHA-256(entropy)`` as two
+    little-endian 32-bit words (``entropy`` must hold at least 16 bytes, i.e. 128 bits)."""
+    if not isinstance(entropy, bytes) or len(entropy) < 16:
+        raise ValueError("entropy must be at least 16 bytes (128 bits)")
+    digest = hashlib.sha256(entropy).digest()
+    words = np.frombuffer(digest[:8], dtype="<u4").astype(np.uint32)
+    key: jax.Array = jax.random.wrap_key_data(jax.numpy.asarray(words), impl="threefry2x32")
+    return key
+
+
 def as_key(random_state: Any, name: str = "random_state") -> PRNGKey:
     """Turn ``random_state`` (None, a non-negative int, or a JAX key) into a JAX key.
 
-    ``None`` draws fresh entropy from the operating system, never from a global RNG.
+    ``None`` draws 256 bits from the operating system's CSPRNG (``secrets.token_bytes``), never
+    from a global RNG, and hashes them with SHA-256 down to the key: a threefry key is two
+    32-bit words, so the key is uniform over ``2^64`` values (the 256 bits make it uniform and
+    unpredictable; they cannot make the key space larger than 64 bits). Simulation keys are for
+    research; a deployment draws each holder's randomness from the OS directly
+    (:func:`ldptree.protocol.holder_report`).
     """
     if random_state is None:
-        fresh: jax.Array = jax.random.key(
-            int.from_bytes(np.random.default_rng().bytes(4), "little")
-        )
-        return fresh
+        return key_from_entropy(secrets.token_bytes(32))
     if isinstance(random_state, jax.Array):
         if jax.numpy.issubdtype(random_state.dtype, jax.dtypes.prng_key):
             return random_state

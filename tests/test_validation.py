@@ -3,11 +3,15 @@ normal float32 range (a subnormal grid step flushes to zero and makes the releas
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+
+import jax
 import numpy as np
 import pytest
 
-from ldptree import LPDTRegressor
-from ldptree._validation import to_label_bound
+from ldptree import LPDTRegressor, _validation
+from ldptree._validation import as_key, key_from_entropy, to_label_bound
 from ldptree.estimators._protocol import resolve_label_bound
 from ldptree.mechanisms import (
     LaplaceCellLabelMechanism,
@@ -52,3 +56,29 @@ def test_label_bounds_are_rounded_outward_to_float32():
     # the limits themselves are allowed
     assert to_label_bound((-(2.0**64), 2.0**64)) == (-(2.0**64), 2.0**64)
     assert to_label_bound((0.0, 2.0**-64)) == (0.0, 2.0**-64)
+
+
+def test_fresh_keys_come_from_256_bits_of_os_entropy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``random_state=None`` hashes 32 bytes of OS entropy (SHA-256) to the 64-bit key."""
+    asked: list[int] = []
+
+    def fake(n: int) -> bytes:
+        asked.append(n)
+        return bytes(range(n))
+
+    monkeypatch.setattr(_validation.secrets, "token_bytes", fake)
+    key = as_key(None)
+    assert asked == [32]
+    digest = hashlib.sha256(bytes(range(32))).digest()
+    expected = np.frombuffer(digest[:8], dtype="<u4")
+    np.testing.assert_array_equal(np.asarray(jax.random.key_data(key)), expected)
+    np.testing.assert_array_equal(
+        np.asarray(jax.random.key_data(key_from_entropy(bytes(range(32))))), expected
+    )
+    monkeypatch.undo()
+    assert not np.array_equal(
+        np.asarray(jax.random.key_data(as_key(None))),
+        np.asarray(jax.random.key_data(as_key(None))),
+    )  # two fresh 64-bit keys collide with probability 2^-64
+    with pytest.raises(ValueError, match="128 bits"):
+        key_from_entropy(secrets.token_bytes(8))

@@ -487,6 +487,69 @@ class KitMechanism:
         outs = _privatize(spec, consts, *args)
         return self._assemble([_trim(o, spec, i, n, n_cells) for i, o in enumerate(outs)])
 
+    def words_per_holder(self, n_cells: int) -> int:
+        """``W``: the 32-bit random words one holder's report consumes over ``n_cells`` cells.
+
+        Cell releases draw words for the padded cell count (a shape bucket of ``n_cells``), so
+        ``W`` can exceed what the real cells need; the extra words are drawn and discarded.
+        """
+        spec, _ = self._spec(check_int(n_cells, "n_cells", minimum=1))
+        counts, label_words = _word_counts(spec)
+        return sum(counts) + label_words
+
+    def privatize_words(self, words: Any, cells: Any, labels: Any, n_cells: int) -> Any:
+        """Reports of ``n`` holders from caller-supplied randomness ``words`` (``uint32[n, W]``,
+        ``W =`` :meth:`words_per_holder`), row ``i`` being holder ``i``'s only randomness.
+
+        The sampling is the one :meth:`privatize` runs, which feeds holder ``h`` the Threefry
+        words ``holder_words(key, h)``; passing those words here gives the same reports bit for
+        bit. A deployment passes words from the operating system's CSPRNG instead
+        (:func:`ldptree.protocol.holder_report`). Uniform, independent words are what the
+        certificate assumes: the law of each report is then exactly the certified law.
+        """
+        n_cells = check_int(n_cells, "n_cells", minimum=1)
+        spec, consts = self._spec(n_cells)
+        cells, labels = check_records(cells, labels, n_cells, integer_labels=self.labels().integer)
+        n = int(cells.shape[0])
+        width = self.words_per_holder(n_cells)
+        arr = np.asarray(words)
+        if arr.dtype != np.uint32 or arr.shape != (n, width):
+            raise ValueError(
+                f"words must be a uint32 array of shape ({n}, {width}) (one row of "
+                f"words_per_holder(n_cells) words per holder), got {arr.dtype} {arr.shape}"
+            )
+        rows = bucket(n, MIN_ROWS)
+        pad = rows - n
+        outs = _privatize_words(
+            spec,
+            consts,
+            np.pad(arr, ((0, pad), (0, 0))),
+            np.pad(np.asarray(cells, dtype=np.int32), (0, pad)),
+            np.pad(np.asarray(labels), (0, pad)),
+        )
+        return self._assemble([_trim(o, spec, i, n, n_cells) for i, o in enumerate(outs)])
+
+    def report_fields(self, n_cells: int) -> tuple[tuple[str, tuple[int, ...], int, int], ...]:
+        """``(name, shape, lowest, highest)`` of every release in one holder's report: the shape
+        of its array in :meth:`privatize`'s report without the holder axis (``(n_cells,)`` or
+        ``(n_cells, width)`` for a cell release, ``()`` or ``(width,)`` for a label release,
+        ``()`` for an index release) and the range of integers its noise can output (``{0, 1}``
+        for flips, ``[-margin, span + margin]`` for geometric noise, ``[0, k)`` for k-ary
+        response). A report outside these is impossible under the mechanism."""
+        n_cells = check_int(n_cells, "n_cells", minimum=1)
+        fields = []
+        for r in self._checked_releases():
+            noise = _noise_of(r, n_cells)
+            per = () if r.width == 1 else (r.width,)
+            shape = (n_cells, *per) if isinstance(r, CellRelease) else per
+            if isinstance(noise, KaryResponse):
+                fields.append((r.name, (), 0, noise.k - 1))
+            elif isinstance(noise, BitFlip):
+                fields.append((r.name, shape, 0, 1))
+            else:
+                fields.append((r.name, shape, -noise.margin, noise.span + noise.margin))
+        return tuple(fields)
+
     def _assemble(self, arrays: Sequence[Any]) -> Any:
         names = [r.name for r in self._checked_releases()]
         if self.report_type is None:
@@ -783,6 +846,15 @@ def _encode(spec: _Spec, consts: Any, labels: jax.Array, word: jax.Array | None)
     return jnp.clip(t, 0, levels).astype(jnp.int32)
 
 
+def _word_counts(spec: _Spec) -> tuple[list[int], int]:
+    """Words per holder of every release, and of the label rounding (0 or 1, the last word)."""
+    counts = []
+    for kind, noise, w in zip(spec.kinds, spec.noises, spec.widths, strict=True):
+        coords = {"cell": spec.width * w, "label": w, "index": 1}[kind]
+        counts.append(_noise_words(noise, coords))
+    return counts, 1 if spec.labels[0] == "real" else 0
+
+
 def _outputs(
     spec: _Spec,
     consts: Any,
@@ -791,14 +863,19 @@ def _outputs(
     labels: jax.Array,
     first_holder: jax.Array,
 ) -> tuple[jax.Array, ...]:
+    counts, label_words = _word_counts(spec)
+    words = holder_words(key_data, first_holder, cells.shape[0], sum(counts) + label_words)
+    return _outputs_from_words(spec, consts, words, cells, labels)
+
+
+def _outputs_from_words(
+    spec: _Spec, consts: Any, words: jax.Array, cells: jax.Array, labels: jax.Array
+) -> tuple[jax.Array, ...]:
+    """Every release's outputs from the holders' ``uint32[n, W]`` words (the one sampling path of
+    :meth:`KitMechanism.privatize` and :meth:`KitMechanism.privatize_words`)."""
     label_consts, noise_consts, tables = consts
     n = cells.shape[0]
-    counts = []
-    for kind, noise, w in zip(spec.kinds, spec.noises, spec.widths, strict=True):
-        coords = {"cell": spec.width * w, "label": w, "index": 1}[kind]
-        counts.append(_noise_words(noise, coords))
-    label_words = 1 if spec.labels[0] == "real" else 0
-    words = holder_words(key_data, first_holder, n, sum(counts) + label_words)
+    counts, label_words = _word_counts(spec)
     t = _encode(spec, label_consts, labels, words[:, -1] if label_words else None)
     outs = []
     start = 0
@@ -865,6 +942,13 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
 @partial(jax.jit, static_argnums=(0,))
 def _privatize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
     return _outputs(spec, consts, *args)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def _privatize_words(
+    spec: _Spec, consts: Any, words: jax.Array, cells: jax.Array, labels: jax.Array
+) -> tuple[jax.Array, ...]:
+    return _outputs_from_words(spec, consts, words, cells, labels)
 
 
 @partial(jax.jit, static_argnums=(0,))

@@ -1,0 +1,223 @@
+"""What the curator publishes, as versioned JSON, and its validation on the holder's side.
+
+A published round is a JSON object
+
+.. code-block:: text
+
+    {"schema": "ldptree.protocol/published", "version": 1,
+     "partition": <Partition.to_json() as an object>,
+     "scaler": {"lo": [float.hex, ...], "hi": [float.hex, ...]},
+     "mechanism": {"name": "RRLaplaceMechanism", "params": {"epsilon": 1.0, ...}},
+     "epsilon": 1.0,
+     "certificate": {"epsilon_claimed": .., "epsilon_bound": .., "delta": 0.0, "pure": true}}
+
+Every float that routes a record is exact (hexadecimal ``float.hex`` strings, as in
+:meth:`~ldptree.partitions.Partition.to_json`); mechanism parameters are JSON numbers, which
+Python writes and reads back exactly. The certificate is the curator's
+:func:`~ldptree.accounting.verify_ldp` result, published for information only: a holder rebuilds
+the mechanism from its name and parameters and certifies it again (:func:`load_published`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ldptree.accounting._verify import LDPCertificate
+from ldptree.estimators._certify import certify
+from ldptree.mechanisms import (
+    KitMechanism,
+    LaplaceCellClassMechanism,
+    LaplaceCellLabelMechanism,
+    RRLaplaceMechanism,
+)
+from ldptree.partitions import Partition, RangeScaler
+
+__all__ = [
+    "MECHANISMS",
+    "PUBLISHED_SCHEMA",
+    "SCHEMA_VERSION",
+    "PublishedRound",
+    "load_published",
+    "publish",
+]
+
+#: Schema name of a published round.
+PUBLISHED_SCHEMA = "ldptree.protocol/published"
+#: The one schema version this release writes and reads (reports use the same number).
+SCHEMA_VERSION = 1
+#: Mechanisms a published round may name: the built-in kit mechanisms, by class name.
+MECHANISMS: Mapping[str, type[KitMechanism]] = {
+    cls.__name__: cls
+    for cls in (RRLaplaceMechanism, LaplaceCellClassMechanism, LaplaceCellLabelMechanism)
+}
+
+
+def _param_names(cls: type[KitMechanism]) -> list[str]:
+    """The constructor parameters of a built-in mechanism (its attrs fields)."""
+    attrs_cls: Any = cls
+    return [field.name for field in attrs.fields(attrs_cls)]
+
+
+def _mechanism_params(mechanism: KitMechanism) -> dict[str, Any]:
+    params: dict[str, Any] = {}
+    for name in _param_names(type(mechanism)):
+        value = getattr(mechanism, name)
+        params[name] = list(value) if isinstance(value, tuple) else value
+    return params
+
+
+def _certificate(mechanism: KitMechanism, n_cells: int) -> LDPCertificate:
+    bound = getattr(mechanism, "label_bound", None)
+    return certify(mechanism, n_cells, bound)
+
+
+def publish(partition: Partition, scaler: RangeScaler, mechanism: Any) -> dict[str, Any]:
+    """The JSON object a curator publishes for one round (module docstring).
+
+    Runs :func:`~ldptree.accounting.verify_ldp` for ``partition.n_leaves`` cells and refuses
+    (``ValueError``) a mechanism whose certificate is not pure epsilon-LDP as sampled; a
+    mechanism that is not one of :data:`MECHANISMS` is a ``TypeError``.
+    """
+    if not isinstance(partition, Partition):
+        raise TypeError(f"partition must be a Partition, got {type(partition).__name__}")
+    if not isinstance(scaler, RangeScaler):
+        raise TypeError(f"scaler must be a RangeScaler, got {type(scaler).__name__}")
+    if scaler.n_features != partition.n_features:
+        raise ValueError(
+            f"scaler has {scaler.n_features} features but the partition {partition.n_features}"
+        )
+    name = type(mechanism).__name__
+    if MECHANISMS.get(name) is not type(mechanism):
+        raise TypeError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name}")
+    cert = _certificate(mechanism, partition.n_leaves)
+    if not cert.pure:
+        raise ValueError(
+            f"{name} is not certified pure epsilon-LDP as sampled (epsilon_bound="
+            f"{cert.epsilon_bound}, delta={cert.delta}); it cannot be published"
+        )
+    return {
+        "schema": PUBLISHED_SCHEMA,
+        "version": SCHEMA_VERSION,
+        "partition": json.loads(partition.to_json()),
+        "scaler": {
+            "lo": [float(v).hex() for v in scaler.lo],
+            "hi": [float(v).hex() for v in scaler.hi],
+        },
+        "mechanism": {"name": name, "params": _mechanism_params(mechanism)},
+        "epsilon": float(mechanism.epsilon),
+        "certificate": {
+            "epsilon_claimed": cert.epsilon_claimed,
+            "epsilon_bound": cert.epsilon_bound,
+            "delta": cert.delta,
+            "pure": cert.pure,
+        },
+    }
+
+
+@attrs.frozen(eq=False)
+class PublishedRound:
+    """A validated published round: what a holder and the collector work from.
+
+    ``certificate`` is the one computed here, never the published one.
+    """
+
+    partition: Partition
+    scaler: RangeScaler
+    mechanism: KitMechanism
+    certificate: LDPCertificate
+    fingerprint: str  # canonical JSON of the published object (same round <=> same text)
+
+    @property
+    def n_cells(self) -> int:
+        return self.partition.n_leaves
+
+
+def _field(obj: Mapping[str, Any], name: str) -> Any:
+    if name not in obj:
+        raise ValueError(f"published round has no {name!r}")
+    return obj[name]
+
+
+def _hexes(value: Any, name: str) -> np.ndarray[Any, np.dtype[np.float64]]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"published {name} must be a list of float.hex strings")
+    try:
+        out = np.asarray([float.fromhex(v) for v in value], dtype=np.float64)
+    except ValueError:
+        raise ValueError(f"published {name} holds a string that is not float.hex") from None
+    if not np.all(np.isfinite(out)):
+        raise ValueError(f"published {name} must be finite")
+    return out
+
+
+def _mechanism(spec: Any) -> KitMechanism:
+    if not isinstance(spec, Mapping) or set(spec) != {"name", "params"}:
+        raise ValueError("published mechanism must be an object with 'name' and 'params'")
+    name, params = spec["name"], spec["params"]
+    cls = MECHANISMS.get(name) if isinstance(name, str) else None
+    if cls is None:
+        raise ValueError(f"published mechanism must be one of {sorted(MECHANISMS)}, got {name!r}")
+    allowed = set(_param_names(cls))
+    if not isinstance(params, Mapping) or not set(params) <= allowed:
+        raise ValueError(f"published {name} params must be an object with keys in {allowed}")
+    try:
+        return cls(**params)
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"published {name} params are invalid: {err}") from None
+
+
+def load_published(published: Any) -> PublishedRound:
+    """Validate a published object (a dict, or a :class:`PublishedRound` returned as is).
+
+    Refuses (``ValueError``) an unknown schema or version, a malformed partition, scaler or
+    mechanism, an ``epsilon`` that is not the mechanism's, and a mechanism that this code does
+    not itself certify pure epsilon-LDP for the partition's cell count.
+    """
+    if isinstance(published, PublishedRound):
+        return published
+    if not isinstance(published, Mapping):
+        raise TypeError(f"published must be a JSON object (dict), got {type(published).__name__}")
+    if published.get("schema") != PUBLISHED_SCHEMA:
+        raise ValueError(f"published must have schema {PUBLISHED_SCHEMA!r}")
+    version = published.get("version")
+    if type(version) is not int or version != SCHEMA_VERSION:
+        raise ValueError(
+            f"published schema version {version!r} is not known (this code reads version "
+            f"{SCHEMA_VERSION})"
+        )
+    try:
+        fingerprint = json.dumps(published, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"published is not plain JSON: {err}") from None
+    partition = Partition.from_json(json.dumps(_field(published, "partition")))
+    scaler_obj = _field(published, "scaler")
+    if not isinstance(scaler_obj, Mapping):
+        raise ValueError("published scaler must be an object with 'lo' and 'hi'")
+    lo = _hexes(_field(scaler_obj, "lo"), "scaler.lo")
+    hi = _hexes(_field(scaler_obj, "hi"), "scaler.hi")
+    if lo.shape != hi.shape or lo.shape[0] != partition.n_features or np.any(lo > hi):
+        raise ValueError(
+            f"published scaler needs lo <= hi with {partition.n_features} entries each"
+        )
+    mechanism = _mechanism(_field(published, "mechanism"))
+    epsilon = _field(published, "epsilon")
+    if type(epsilon) not in (int, float) or float(epsilon) != mechanism.epsilon:
+        raise ValueError(f"published epsilon {epsilon!r} is not the mechanism's epsilon")
+    cert = _certificate(mechanism, partition.n_leaves)
+    if not cert.pure:
+        raise ValueError(
+            f"the published {type(mechanism).__name__} is not certified pure epsilon-LDP by this "
+            f"code (epsilon_bound={cert.epsilon_bound}, delta={cert.delta}); refusing to report"
+        )
+    return PublishedRound(
+        partition=partition,
+        scaler=RangeScaler(lo=lo, hi=hi),
+        mechanism=mechanism,
+        certificate=cert,
+        fingerprint=fingerprint,
+    )
