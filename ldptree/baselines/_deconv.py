@@ -66,6 +66,7 @@ from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_data,
     fit_scaler,
+    release_key,
     resolve_label_bound,
 )
 from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
@@ -240,7 +241,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         scaler = fit_scaler(Xq, d, 0.0)
         X_scaled = scaler.transform(X_arr)
-        key = as_key(self.random_state)
+        key = release_key(as_key(self.random_state), mechanism)
         n = X_arr.shape[0]
         feature_codes, label_codes = [], []
         for start in range(0, n, chunk):

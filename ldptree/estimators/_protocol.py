@@ -8,6 +8,7 @@ memory is ``O(chunk_size * n_cells)`` whatever ``n``.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -97,6 +98,23 @@ def check_simulation(value: Any) -> bool:
     return check_choice(value, "simulation", SIMULATIONS) == "aggregate"
 
 
+def release_key(key: PRNGKey, mechanism: Any, partition: Partition | None = None) -> PRNGKey:
+    """The noise key of one release: ``key`` with a digest of what identifies the release (the
+    published partition's arrays and the mechanism's parameters) folded in.
+
+    Fits that reuse a ``random_state`` on the same holders but publish a different partition or
+    mechanism then draw independent noise (with shared noise, comparing the two reports would
+    cancel it: the XOR of two randomized-response vectors reveals both cells); the same
+    configuration still reproduces bit for bit. This protects simulations from accidental reuse;
+    a deployment draws each holder's randomness from the operating system (``ldptree.protocol``).
+    """
+    digest = hashlib.blake2b(repr(mechanism).encode(), digest_size=4)
+    if partition is not None:
+        for leaf in jax.tree_util.tree_leaves(partition):
+            digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
+    return jax.random.fold_in(key, int.from_bytes(digest.digest(), "little"))
+
+
 def run_round(
     partition: Partition,
     mechanism: Mechanism,
@@ -119,6 +137,7 @@ def run_round(
     holders at once. It sees the whole private sample (the protocol never does) and is exact in
     law only as far as that mechanism documents; use it for experiments.
     """
+    key = release_key(key, mechanism, partition)
     n_cells = partition.n_leaves
     n = X_scaled.shape[0]
     if aggregate:
