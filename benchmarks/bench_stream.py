@@ -1,4 +1,4 @@
-"""Wall time and peak memory of a per-holder LPDT fit on a memory-mapped private set, A/B in one run.
+"""Wall time and peak memory of a per-holder LPDT fit on a memory-mapped private set, A/B.
 
 Writes ``X`` (``float32[n, d]``, uniform on ``[0, 1]^d``) and ``y = sin(16 x_1) + N(0, 1)``
 (float32) as ``.npy`` files into a temporary folder (``--tmp``, default the system's), then fits

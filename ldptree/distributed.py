@@ -19,9 +19,9 @@ statistics would agree only up to the rounding of a different order of additions
   they lie and merged pairwise on the workers; only the small states travel.
 * :func:`simulate_round`: the holders' side, simulated. Each chunk of private rows goes to a
   worker with its ``first_holder`` (the index of its first holder), which routes, privatizes and
-  summarises it (:func:`~ldptree.estimators._protocol.holder_summary`); holder ``i``'s randomness
+  summarises it (:func:`~ldptree.estimators.holder_summary`); holder ``i``'s randomness
   depends only on the key and ``i``, so the result equals the in-process
-  :func:`~ldptree.estimators._protocol.run_round` bit for bit.
+  :func:`~ldptree.estimators.run_round` bit for bit.
 """
 
 from __future__ import annotations
@@ -158,7 +158,7 @@ def simulate_round(
     split. Each piece is sent to a worker with its ``first_holder``; at most ``max_pending``
     pieces are in flight, so the driver reads the data as fast as the workers consume it and
     memory stays bounded. Bit for bit equal to
-    :func:`~ldptree.estimators._protocol.run_round` with the same ``key`` (module docstring).
+    :func:`~ldptree.estimators.run_round` with the same ``key`` (module docstring).
     ``timeout`` (seconds) bounds each wait.
     """
     distributed = _dask()

@@ -12,20 +12,15 @@ import jax
 import numpy as np
 import pytest
 
+from ldptree.distributed import aggregate_reports, load_reports, save_reports, simulate_round
+from ldptree.estimators import SumAggregator, run_round
+from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
+from ldptree.partitions import MaxEdgePartitioner
+
+# ldptree.distributed imports without dask; its functions (and this module's cluster) need it
 distributed = pytest.importorskip(
     "distributed", reason='dask.distributed is not installed (pip install "ldptree[dask]")'
 )
-
-from ldptree.distributed import (  # noqa: E402
-    aggregate_reports,
-    load_reports,
-    save_reports,
-    simulate_round,
-)
-from ldptree.estimators import SumAggregator  # noqa: E402
-from ldptree.estimators._protocol import run_round  # noqa: E402
-from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism  # noqa: E402
-from ldptree.partitions import MaxEdgePartitioner  # noqa: E402
 
 #: Seconds any wait on the cluster may take before the test fails.
 TIMEOUT = 120
