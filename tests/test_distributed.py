@@ -4,7 +4,6 @@ across workers gives the one-process result bit for bit."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -17,29 +16,13 @@ from ldptree.estimators import SumAggregator, run_round
 from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
 from ldptree.partitions import MaxEdgePartitioner
 
-# ldptree.distributed imports without dask; its functions (and this module's cluster) need it
-distributed = pytest.importorskip(
-    "distributed", reason='dask.distributed is not installed (pip install "ldptree[dask]")'
-)
-
 #: Seconds any wait on the cluster may take before the test fails.
 TIMEOUT = 120
 
 
 @pytest.fixture(scope="module")
-def client() -> Iterator[Any]:
-    with (
-        distributed.LocalCluster(
-            n_workers=2,
-            threads_per_worker=1,
-            processes=False,
-            protocol="tcp",
-            host="127.0.0.1",
-            dashboard_address=None,
-        ) as cluster,
-        distributed.Client(cluster, timeout=TIMEOUT) as c,
-    ):
-        yield c
+def client(dask_client: Any) -> Any:
+    return dask_client
 
 
 @pytest.fixture(scope="module")
