@@ -165,17 +165,24 @@ def _release(chunk: np.ndarray[Any, Any]) -> None:
 
     ``MADV_DONTNEED`` on a read-only shared mapping only unmaps the pages from this process; the
     file's data are unchanged and are read again (from the page cache) if touched again."""
-    mm = getattr(chunk, "_mmap", None)
+    mapped = _memory_map(chunk)
     advise = getattr(mmap, "MADV_DONTNEED", None)
-    if (
-        not isinstance(mm, mmap.mmap)
-        or advise is None
-        or getattr(chunk, "mode", None) != "r"
-        or not chunk.flags.c_contiguous
-        or chunk.nbytes == 0
-    ):
+    if mapped is None or advise is None or not chunk.flags.c_contiguous or chunk.nbytes == 0:
         return
-    start = np.frombuffer(mm, dtype=np.uint8).ctypes.data
+    start = np.frombuffer(mapped, dtype=np.uint8).ctypes.data
     offset = chunk.ctypes.data - start
     page = offset - offset % mmap.PAGESIZE
-    mm.madvise(advise, page, offset + chunk.nbytes - page)
+    mapped.madvise(advise, page, offset + chunk.nbytes - page)
+
+
+def _memory_map(arr: np.ndarray[Any, Any]) -> mmap.mmap | None:
+    """The read-only memory map under ``arr`` (an ``np.memmap`` of mode ``"r"`` or a view of
+    one, e.g. through ``np.asarray``), else ``None``."""
+    obj: Any = arr
+    while isinstance(obj, np.ndarray):
+        if isinstance(obj, np.memmap):
+            mapped = getattr(obj, "_mmap", None)
+            ok = isinstance(mapped, mmap.mmap) and getattr(obj, "mode", None) == "r"
+            return mapped if ok else None
+        obj = obj.base
+    return None
