@@ -5,9 +5,10 @@ Writes ``X`` (``float32[n, d]``, uniform on ``[0, 1]^d``) and ``y = sin(16 x_1) 
 ``LPDTRegressor(epsilon=4, max_depth=depth)`` on ``np.load(path, mmap_mode="r")`` with 2,000
 public rows, once per fresh process, baseline (a git revision, checked out with ``git worktree``)
 and then the working tree. Each process prints its wall time, CPU time, peak resident memory
-(``resource.getrusage(RUSAGE_SELF).ru_maxrss``: anonymous memory plus the pages of the memory
-map that are resident) and a digest of the estimates, so the table shows that both revisions
-computed the same fit. The files are deleted at the end.
+(``VmHWM`` of ``/proc/self/status``: anonymous memory plus the resident pages of the memory maps
+and libraries; ``ru_maxrss`` is not used, as Linux carries the parent's peak into it across the
+exec) and a digest of the estimates, so the table shows that both revisions computed the same
+fit. The files are deleted at the end (Linux only).
 
     .venv/bin/python benchmarks/bench_stream.py --baseline cab1e00 --n 10000000 --depth 6
 """
@@ -27,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 
 CHILD = r"""
-import hashlib, json, resource, sys, time
+import hashlib, json, sys, time
 import numpy as np
 from ldptree import LPDTRegressor
 
@@ -42,7 +43,9 @@ w, c = time.perf_counter(), time.process_time()
 model.fit(X, y, X_public=Xq, y_public=yq)
 wall, cpu = time.perf_counter() - w, time.process_time() - c
 digest = hashlib.sha256(model.estimates_.count.tobytes() + model.estimates_.label_sum.tobytes())
-rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
+# peak resident memory of this process (VmHWM; ru_maxrss may carry the parent's over the exec)
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+rss = int(status["VmHWM"].split()[0]) / 1024
 print(json.dumps({"wall": wall, "cpu": cpu, "rss_mib": rss, "digest": digest.hexdigest()[:12]}))
 """
 

@@ -13,7 +13,7 @@ import pytest
 from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree._validation import check_vector
 from ldptree.datasets import lpdt_uniform
-from ldptree.estimators._rows import is_chunk_stream, private_rows
+from ldptree.estimators._rows import _memory_map, _release, is_chunk_stream, private_rows
 
 
 @pytest.fixture(scope="module")
@@ -157,3 +157,17 @@ def test_chunks_are_bounded_and_an_iterable_is_read_once(tmp_path: Path) -> None
         next(stream.chunks(3))
     assert is_chunk_stream([(X, X[:, 0])], None) and not is_chunk_stream(X, None)
     assert not is_chunk_stream([(X, X[:, 0])], X[:, 0])
+
+
+def test_pages_are_released_only_for_read_only_memory_maps(tmp_path: Path) -> None:
+    path = tmp_path / "X.npy"
+    np.save(path, np.ones((4096, 2)))
+    read_only = np.load(path, mmap_mode="r")
+    # found through slices and through a plain view (what np.asarray makes of a memmap)
+    assert _memory_map(read_only[10:20]) is not None
+    assert _memory_map(np.asarray(read_only)[10:20]) is not None
+    # a copy-on-write map may hold the caller's private changes: never advised
+    assert _memory_map(np.load(path, mmap_mode="c")) is None
+    assert _memory_map(np.ones(3)) is None
+    _release(read_only[100:3000])
+    np.testing.assert_array_equal(read_only, 1.0)  # the data read again are unchanged
