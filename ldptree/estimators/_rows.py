@@ -175,14 +175,26 @@ def _release(chunk: np.ndarray[Any, Any]) -> None:
     mapped.madvise(advise, page, offset + chunk.nbytes - page)
 
 
-def _memory_map(arr: np.ndarray[Any, Any]) -> mmap.mmap | None:
-    """The read-only memory map under ``arr`` (an ``np.memmap`` of mode ``"r"`` or a view of
-    one, e.g. through ``np.asarray``), else ``None``."""
+def _memmap_under(arr: Any) -> np.memmap[Any, Any] | None:
+    """The ``np.memmap`` that ``arr`` is or views (e.g. through ``np.asarray``), else ``None``."""
     obj: Any = arr
     while isinstance(obj, np.ndarray):
         if isinstance(obj, np.memmap):
-            mapped = getattr(obj, "_mmap", None)
-            ok = isinstance(mapped, mmap.mmap) and getattr(obj, "mode", None) == "r"
-            return mapped if ok else None
+            return obj
         obj = obj.base
     return None
+
+
+def is_memory_mapped(X: Any) -> bool:
+    """Whether ``X`` is a memory-mapped array or a view of one (its values are then read chunk
+    by chunk, never all at once)."""
+    return _memmap_under(X) is not None
+
+
+def _memory_map(arr: np.ndarray[Any, Any]) -> mmap.mmap | None:
+    """The read-only memory map under ``arr`` (an ``np.memmap`` of mode ``"r"`` or a view of
+    one), else ``None``."""
+    under = _memmap_under(arr)
+    mapped = getattr(under, "_mmap", None)
+    ok = isinstance(mapped, mmap.mmap) and getattr(under, "mode", None) == "r"
+    return mapped if ok else None
