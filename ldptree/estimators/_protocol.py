@@ -1,8 +1,10 @@
 """The one-round protocol shared by every tree estimator (partition, privatize, aggregate).
 
-``check_fit_data`` validates private and public inputs together; ``run_round`` routes the private
-rows through the published partition, lets each holder's record pass through the mechanism (the
-only place private data is touched) and folds the reports into an aggregator chunk by chunk, so
+``check_fit_data`` validates private and public inputs together (``check_fit_rows`` leaves the
+private sample to be read chunk by chunk: memory maps, iterables of chunks); ``run_round`` (on
+arrays) and ``stream_round`` (on chunks) route the private rows through the published partition,
+let each holder's record pass through the mechanism (the only place private data is touched) and
+fold the reports into an aggregator chunk by chunk (``holder_summary`` is one chunk's share), so
 memory is ``O(chunk_size * n_cells)`` whatever ``n``.
 """
 
