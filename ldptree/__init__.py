@@ -20,7 +20,8 @@ Where to start:
 * ``ldptree.testing``: ``assert_ldp`` / ``assert_unbiased`` and Hypothesis strategies for your
   own mechanisms' tests;
 * ``ldptree.baselines``: the papers' competitors; ``ldptree.datasets``: simulated and real
-  data; ``ldptree.experiments``: the papers' experiments and TOML-configured runs.
+  data; ``ldptree.experiments``: the papers' experiments and TOML-configured runs;
+* ``ldptree.distributed``: the round and its aggregation on a Dask cluster (``dask`` extra).
 
 Subpackages are imported on first attribute access (``ldptree.experiments`` works after
 ``import ldptree``).
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from ldptree import accounting as accounting
     from ldptree import baselines as baselines
     from ldptree import datasets as datasets
+    from ldptree import distributed as distributed
     from ldptree import estimators as estimators
     from ldptree import experiments as experiments
     from ldptree import mechanisms as mechanisms
@@ -56,6 +58,7 @@ _SUBPACKAGES = frozenset(
         "accounting",
         "baselines",
         "datasets",
+        "distributed",
         "estimators",
         "experiments",
         "mechanisms",

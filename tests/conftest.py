@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -32,3 +34,24 @@ def data_dir() -> Path:
     if not (path / "manifest.csv").is_file():
         pytest.skip(f"real datasets not found at {path} (set LDPTREE_DATA to the data folder)")
     return path
+
+
+@pytest.fixture(scope="module")
+def dask_client() -> Iterator[Any]:
+    """A two-worker Dask cluster in this process, listening on 127.0.0.1 only; skips the test
+    when dask.distributed is not installed (the ``dask`` extra)."""
+    distributed = pytest.importorskip(
+        "distributed", reason='dask.distributed is not installed (pip install "ldptree[dask]")'
+    )
+    with (
+        distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=False,
+            protocol="tcp",
+            host="127.0.0.1",
+            dashboard_address=None,
+        ) as cluster,
+        distributed.Client(cluster, timeout=120) as client,
+    ):
+        yield client

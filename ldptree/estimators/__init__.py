@@ -3,6 +3,7 @@
 from ldptree.estimators._aggregate import SumAggregator, SumState
 from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpdt import LPDTRegressor
+from ldptree.estimators._protocol import holder_summary, run_round
 
 __all__ = [
     "LPCTClassifier",
@@ -10,4 +11,6 @@ __all__ = [
     "LPDTRegressor",
     "SumAggregator",
     "SumState",
+    "holder_summary",
+    "run_round",
 ]

@@ -32,6 +32,7 @@ from sklearn.utils.validation import validate_data
 
 from ldptree._validation import NotFittedError, check_vector
 from ldptree.estimators._classes import check_class_labels, encode_labels
+from ldptree.estimators._rows import is_chunk_stream, is_memory_mapped
 from ldptree.preprocessing._warn import warn_if_private_preprocessing
 
 
@@ -91,12 +92,22 @@ class BaseEstimator(_SkBaseEstimator):
     def _check_fit_input(self, X: Any, y: Any) -> Any:
         """scikit-learn's checks of the private ``X`` (2-d, real, finite, dense, at least one
         feature) and that ``y`` is given; records ``n_features_in_`` (and feature names).
-        Returns ``y``, a column vector ``(n, 1)`` flattened with a ``DataConversionWarning``."""
+        Returns ``y``, a column vector ``(n, 1)`` flattened with a ``DataConversionWarning``.
+
+        Private data read chunk by chunk are not read here: for a memory-mapped ``X`` only its
+        shape is checked here (its values are checked chunk by chunk before the round), and an
+        iterable of ``(X_chunk, y_chunk)`` pairs (``y=None``) is left to the round entirely
+        (:mod:`ldptree.estimators._rows`); ``fit`` records ``n_features_in_`` then."""
+        if is_chunk_stream(X, y):
+            warn_if_private_preprocessing(self)
+            if hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+            return None
         if y is None:
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
-        validate_data(self, X, reset=True)
+        validate_data(self, X, reset=True, skip_check_array=is_memory_mapped(X))
         warn_if_private_preprocessing(self)
         y_arr = np.asarray(y)
         if y_arr.ndim == 2 and y_arr.shape[1] == 1:

@@ -52,12 +52,13 @@ from ldptree.estimators._lpct_readout import (
 )
 from ldptree.estimators._protocol import (
     budget_ledger,
-    check_fit_data,
+    check_fit_rows,
     check_simulation,
     fit_scaler,
-    run_round,
+    stream_round,
 )
 from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
+from ldptree.estimators._rows import is_chunk_stream
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import CellEstimates, Mechanism
@@ -111,9 +112,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         check_choice(self.outside, "outside", _OUTSIDE)
         aggregate = check_simulation(self.simulation)
         y = self._check_fit_input(X, y)
-        X_arr, y_raw, Xq, yq = check_fit_data(
-            X, y, X_public, y_public, check_labels=check_class_labels
-        )
+        rows, Xq, yq = check_fit_rows(X, y, X_public, y_public, check_labels=check_class_labels)
         classes = resolve_classes(self.classes, yq)
         n_classes = classes.shape[0]
         if binary and n_classes != 2:
@@ -121,7 +120,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
                 f"{type(self).__name__} is binary, but there are {n_classes} classes (from "
                 "y_public/classes); use LPCTClassifier for multi-class"
             )
-        codes = encode_labels(y_raw, classes, "y")
         codes_q = None if yq is None else encode_labels(yq, classes, "y_public")
         partitioner = make_partitioner(
             self.rule,
@@ -138,7 +136,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         )
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 
-        d = X_arr.shape[1]
+        d = rows.n_features
         scaler = fit_scaler(Xq, d, margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         y_grow = None if codes_q is None else codes_q.astype(np.float64)
@@ -160,13 +158,17 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             ledger = ledger.record(charge.entry, charge.spend)
         estimates = None
         if collect:
-            estimates = run_round(
+            chunk = self._chunk(mechanism, n_cells)
+            chunks = (
+                (scaler.transform(Xc), encode_labels(yc, classes, "y"))
+                for Xc, yc in rows.chunks(chunk)
+            )
+            estimates = stream_round(
                 partition,
                 mechanism,
-                scaler.transform(X_arr),
-                codes,
+                chunks,
                 key=key_noise,
-                chunk_size=self._chunk(mechanism, n_cells),
+                chunk_size=chunk,
                 aggregate=aggregate,
             )
         self.classes_ = classes
@@ -321,8 +323,14 @@ class LPCTClassifier(_LPCTBase):
         self.allow_uncertified = allow_uncertified
         self.random_state = random_state
 
-    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPCTClassifier:
-        """Grow the partition on public data, collect one report per private row, read out."""
+    def fit(
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
+    ) -> LPCTClassifier:
+        """Grow the partition on public data, collect one report per private row, read out.
+
+        ``X`` may be memory-mapped or an iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``
+        (read chunk by chunk, holders numbered in order; as :meth:`LPDTRegressor.fit
+        <ldptree.LPDTRegressor.fit>`)."""
         lam = check_lam(self.lam)
         check_choice(self.fallback, "fallback", FALLBACKS)
         _, estimates, _ = self._fit_round(
@@ -461,7 +469,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         return max(max_depth, 0), min(max(min_depth, 0), max(max_depth, 0))
 
     def fit(
-        self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPCTPrunedClassifier:
         """Grow a deep partition on public data, collect one report per private row, prune."""
         epsilon = check_positive(self.epsilon, "epsilon")
@@ -473,7 +481,7 @@ class LPCTPrunedClassifier(_LPCTBase):
                 "private and public estimates)"
             )
         # report and public row counts are public; the default depths depend on them
-        n_private = check_matrix(X, "X").shape[0]
+        n_private = _n_rows(X, y, self.max_depth, self.min_depth)
         n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
         partition, estimates, public = self._fit_round(
@@ -498,3 +506,20 @@ class LPCTPrunedClassifier(_LPCTBase):
         eta = result.leaf_eta
         self._set_leaves(np.column_stack([1.0 - eta, eta]))
         return self
+
+
+def _n_rows(X: Any, y: Any, max_depth: Any, min_depth: Any) -> int:
+    """The number of private rows (public: one report each), read from the shape when ``X`` is
+    an array (a memory map is not read); an iterable of chunks is read only once, during the
+    round, so its default depths cannot be computed and ``max_depth``/``min_depth`` are needed."""
+    if is_chunk_stream(X, y):
+        if max_depth is None or min_depth is None:
+            raise ValueError(
+                "with X an iterable of (X_chunk, y_chunk) pairs the number of private rows is "
+                "unknown before the round; pass max_depth and min_depth (their defaults depend "
+                "on it)"
+            )
+        return 0
+    if isinstance(X, np.ndarray) and X.ndim == 2:
+        return int(X.shape[0])
+    return int(check_matrix(X, "X").shape[0])

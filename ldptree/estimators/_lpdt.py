@@ -45,10 +45,10 @@ from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
 from ldptree.estimators._protocol import (
     budget_ledger,
-    check_fit_data,
+    check_fit_rows,
     fit_scaler,
     resolve_label_bound,
-    run_round,
+    stream_round,
 )
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
@@ -175,8 +175,15 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         return check_mechanism(self.mechanism, epsilon)
 
     # -- estimator API --------------------------------------------------------------------------
-    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> LPDTRegressor:
-        """Grow the partition on public data, privatize ``(X, y)`` holder by holder, aggregate."""
+    def fit(
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
+    ) -> LPDTRegressor:
+        """Grow the partition on public data, privatize ``(X, y)`` holder by holder, aggregate.
+
+        ``X`` may be memory-mapped (``np.load(path, mmap_mode="r")``): it is read, checked and
+        converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
+        iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
+        order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
         epsilon = check_positive(self.epsilon, "epsilon")
         auto_ratio = isinstance(self.min_private_ratio, str)
         if auto_ratio and self.min_private_ratio != "auto":
@@ -190,14 +197,15 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
         y = self._check_fit_input(X, y)
-        X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
+        rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
+        d = rows.n_features
         partitioner = self._partitioner()
         bound = resolve_label_bound(self.label_bound, yq)
         mechanism = self._mechanism(epsilon, bound)
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 
-        scaler = fit_scaler(Xq, X_arr.shape[1], margin)
-        Xq_scaled = np.empty((0, X_arr.shape[1])) if Xq is None else scaler.transform(Xq)
+        scaler = fit_scaler(Xq, d, margin)
+        Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
         charge = certified_spend(
             mechanism,
@@ -206,11 +214,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             allow_uncertified=self.allow_uncertified,
         )
         ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
+        if auto_ratio:  # public: the mechanism's variance and the number of holders
+            _auto_ratio(mechanism, 1)  # refuse a mechanism without count_variance before the round
+        chunks = ((scaler.transform(Xc), yc) for Xc, yc in rows.chunks(chunk))
+        estimates = stream_round(partition, mechanism, chunks, key=key_noise, chunk_size=chunk)
         if auto_ratio:
-            min_ratio = _auto_ratio(mechanism, X_arr.shape[0])
-        estimates = run_round(
-            partition, mechanism, scaler.transform(X_arr), y_arr, key=key_noise, chunk_size=chunk
-        )
+            min_ratio = _auto_ratio(mechanism, estimates.n)
 
         default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
         if yq is not None:
@@ -220,7 +229,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             public_mean = np.full(partition.n_leaves, default)
         values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
 
-        self.n_features_in_ = X_arr.shape[1]
+        self.n_features_in_ = d
         self.scaler_ = scaler
         self.partition_ = partition
         self.mechanism_ = mechanism

@@ -1,15 +1,17 @@
 """The one-round protocol shared by every tree estimator (partition, privatize, aggregate).
 
-``check_fit_data`` validates private and public inputs together; ``run_round`` routes the private
-rows through the published partition, lets each holder's record pass through the mechanism (the
-only place private data is touched) and folds the reports into an aggregator chunk by chunk, so
+``check_fit_data`` validates private and public inputs together (``check_fit_rows`` leaves the
+private sample to be read chunk by chunk: memory maps, iterables of chunks); ``run_round`` (on
+arrays) and ``stream_round`` (on chunks) route the private rows through the published partition,
+let each holder's record pass through the mechanism (the only place private data is touched) and
+fold the reports into an aggregator chunk by chunk (``holder_summary`` is one chunk's share), so
 memory is ``O(chunk_size * n_cells)`` whatever ``n``.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import jax
@@ -26,11 +28,10 @@ from ldptree._validation import (
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
+from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
-
-LabelCheck = Callable[..., np.ndarray[Any, Any]]
 
 
 def check_fit_data(
@@ -42,14 +43,31 @@ def check_fit_data(
     """
     X_arr = check_matrix(X, "X")
     y_arr = check_labels(y, "y", n=X_arr.shape[0])
+    return (X_arr, y_arr, *check_public_data(X_public, y_public, X_arr.shape[1], check_labels))
+
+
+def check_fit_rows(
+    X: Any, y: Any, X_public: Any, y_public: Any, *, check_labels: LabelCheck = check_vector
+) -> tuple[PrivateRows, FloatArray | None, Any]:
+    """As :func:`check_fit_data`, but the private sample is read chunk by chunk
+    (:class:`~ldptree.estimators._rows.PrivateRows`: arrays, memory maps or an iterable of
+    ``(X_chunk, y_chunk)`` pairs with ``y=None``), never copied as a whole."""
+    rows = private_rows(X, y, check_labels=check_labels)
+    return (rows, *check_public_data(X_public, y_public, rows.n_features, check_labels))
+
+
+def check_public_data(
+    X_public: Any, y_public: Any, n_features: int, check_labels: LabelCheck
+) -> tuple[FloatArray | None, Any]:
+    """Validated ``(X_public, y_public)`` with ``n_features`` columns; ``(None, None)`` if none."""
     if X_public is None:
         if y_public is not None:
             raise ValueError("y_public was given without X_public; pass both or neither")
-        return X_arr, y_arr, None, None
+        return None, None
     Xq = check_matrix(X_public, "X_public", allow_empty=True)
-    if Xq.shape[1] != X_arr.shape[1]:
+    if Xq.shape[1] != n_features:
         raise ValueError(
-            f"X_public has {Xq.shape[1]} features but X has {X_arr.shape[1]}; they must match"
+            f"X_public has {Xq.shape[1]} features but X has {n_features}; they must match"
         )
     if Xq.shape[0] == 0:
         if y_public is not None:
@@ -57,9 +75,9 @@ def check_fit_data(
                 "X_public is empty but y_public was given; pass X_public=None and y_public=None "
                 "to fit without public data"
             )
-        return X_arr, y_arr, None, None
+        return None, None
     yq = None if y_public is None else check_labels(y_public, "y_public", n=Xq.shape[0])
-    return X_arr, y_arr, Xq, yq
+    return Xq, yq
 
 
 def fit_scaler(X_public: FloatArray | None, n_features: int, margin: float) -> RangeScaler:
@@ -137,37 +155,97 @@ def run_round(
     holders at once. It sees the whole private sample (the protocol never does) and is exact in
     law only as far as that mechanism documents; use it for experiments.
     """
+    n = X_scaled.shape[0]
+    starts = range(0, n, chunk_size)
+    chunks = ((X_scaled[s : s + chunk_size], y[s : s + chunk_size]) for s in starts)
+    return stream_round(
+        partition, mechanism, chunks, key=key, chunk_size=chunk_size, aggregate=aggregate
+    )
+
+
+def stream_round(
+    partition: Partition,
+    mechanism: Mechanism,
+    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
+    *,
+    key: PRNGKey,
+    chunk_size: int,
+    aggregate: bool = False,
+) -> CellEstimates:
+    """:func:`run_round` over ``(X_scaled_chunk, labels_chunk)`` pairs of consecutive holders.
+
+    Holders are numbered in the order their rows arrive; a chunk longer than ``chunk_size`` is
+    split. Memory is one chunk (plus, for ``aggregate=True``, the routed cells and labels of all
+    rows, which that simulation needs at once). The result equals :func:`run_round` on the
+    concatenated chunks, bit for bit.
+    """
     key = release_key(key, mechanism, partition)
     n_cells = partition.n_leaves
-    n = X_scaled.shape[0]
     if aggregate:
         if not isinstance(mechanism, SupportsAggregateSimulation):
             raise TypeError(
                 f"{type(mechanism).__name__} cannot draw aggregate reports (no simulate_summary); "
                 "use the per-holder protocol"
             )
-        routed = [partition.cells(X_scaled[s : s + chunk_size]) for s in range(0, n, chunk_size)]
-        all_cells = np.concatenate([np.asarray(c) for c in routed])
-        return mechanism.debias(mechanism.simulate_summary(key, all_cells, y, n_cells), n)
+        cells_parts: list[np.ndarray[Any, Any]] = []
+        label_parts: list[np.ndarray[Any, Any]] = []
+        for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
+            cells_parts.append(np.asarray(partition.cells(X_chunk)))
+            label_parts.append(np.asarray(y_chunk))
+        all_cells, labels = np.concatenate(cells_parts), np.concatenate(label_parts)
+        summary = mechanism.simulate_summary(key, all_cells, labels, n_cells)
+        return mechanism.debias(summary, all_cells.shape[0])
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     state = aggregator.init()
-    for start in range(0, n, chunk_size):
-        stop = min(start + chunk_size, n)
-        cells = partition.cells(X_scaled[start:stop])
-        # real labels arrive as float32 (the mechanisms' arithmetic), class codes as integers
-        labels = jax.numpy.asarray(y[start:stop])
-        if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
-            labels = labels.astype(np.float32)
-        fused = getattr(mechanism, "privatize_summarize", None)
-        if fused is not None and stop - start <= getattr(mechanism, "max_summary_rows", 0):
-            stats = jax.tree_util.tree_map(
-                to_host, fused(key, cells, labels, n_cells, first_holder=start)
-            )
-            state = aggregator.merge(state, SumState(n=stop - start, stats=stats))
-        else:
-            reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=start)
-            state = aggregator.update(state, reports)
+    start = 0
+    for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
+        cells = partition.cells(X_chunk)
+        state = aggregator.merge(
+            state, holder_summary(mechanism, key, cells, y_chunk, n_cells, first_holder=start)
+        )
+        start += X_chunk.shape[0]
     return aggregator.finalize(state)
+
+
+def split_chunks(
+    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]], size: int
+) -> Iterator[tuple[FloatArray, np.ndarray[Any, Any]]]:
+    """Non-empty pieces of at most ``size`` rows, in order."""
+    for X_chunk, y_chunk in chunks:
+        for s in range(0, X_chunk.shape[0], size):
+            yield X_chunk[s : s + size], y_chunk[s : s + size]
+
+
+def holder_summary(
+    mechanism: Mechanism,
+    key: PRNGKey,
+    cells: Any,
+    y: np.ndarray[Any, Any],
+    n_cells: int,
+    *,
+    first_holder: int,
+) -> SumState:
+    """The summed reports of holders ``first_holder, first_holder + 1, ...`` (one per row of
+    ``cells``/``y``) as an aggregator state: the holders' side of the round for one chunk.
+
+    Real labels are passed to the mechanism as float32 (its arithmetic), class codes as
+    integers. Depends only on ``key``, the holder indices and the records, so chunks may be
+    summarised anywhere (another process or machine) and merged with
+    :meth:`SumAggregator.merge <ldptree.estimators._aggregate.SumAggregator.merge>`.
+    """
+    labels = jax.numpy.asarray(y)
+    if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
+        labels = labels.astype(np.float32)
+    m = int(labels.shape[0])
+    fused = getattr(mechanism, "privatize_summarize", None)
+    if fused is not None and m <= getattr(mechanism, "max_summary_rows", 0):
+        stats = jax.tree_util.tree_map(
+            to_host, fused(key, cells, labels, n_cells, first_holder=first_holder)
+        )
+        return SumState(n=m, stats=stats)
+    aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
+    reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=first_holder)
+    return aggregator.update(aggregator.init(), reports)
 
 
 def budget_ledger(privacy_budget: Any) -> PrivacyLedger:

@@ -18,7 +18,7 @@ import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
 
@@ -199,15 +199,23 @@ def run_experiment(
     *,
     progress: bool | Callable[[str], None] = True,
     jobs: int = 1,
+    executor: Executor | None = None,
 ) -> Path:
     """Run every missing cell of ``experiment`` into ``<out>/runs.csv`` and return that path.
 
     ``progress``: ``True`` for a stderr progress line, ``False`` for silence, or a callable that
     receives one line per finished (source, repetition). ``jobs > 1`` runs (source, repetition)
     groups in that many worker processes; the rows are the same, their order in the file may
-    differ. One run at a time per folder: a lock file makes a concurrent run fail.
+    differ. ``executor``: run the groups on this :class:`concurrent.futures.Executor` instead
+    (e.g. a Dask cluster's, ``client.get_executor()``; ``jobs`` is then ignored); the rows are
+    still written here, group by group, so the run resumes as usual. One run at a time per
+    folder: a lock file makes a concurrent run fail.
     """
     jobs = check_int(jobs, "jobs", minimum=1)
+    if executor is not None and not isinstance(executor, Executor):
+        raise TypeError(
+            f"executor must be a concurrent.futures.Executor, got {type(executor).__name__}"
+        )
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     lock = folder / LOCK_FILE
@@ -219,7 +227,7 @@ def run_experiment(
             "file if that run was killed"
         ) from None
     try:
-        return _run_locked(experiment, folder / RESULTS_FILE, progress, jobs)
+        return _run_locked(experiment, folder / RESULTS_FILE, progress, jobs, executor)
     finally:
         lock.unlink(missing_ok=True)
 
@@ -229,6 +237,7 @@ def _run_locked(
     path: Path,
     progress: bool | Callable[[str], None],
     jobs: int,
+    executor: Executor | None,
 ) -> Path:
     specs = [experiment.registry.get(m) for m in experiment.methods]
     for spec in specs:
@@ -266,13 +275,18 @@ def _run_locked(
         elif callable(progress):
             progress(label)
 
-    if jobs == 1:
-        for job in todo:
-            finish(job, _run_group(experiment, job, fingerprints))
-        return path
-    context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+    def fan_out(pool: Executor) -> None:
         futures = {pool.submit(_run_group, experiment, job, fingerprints): job for job in todo}
         for future in as_completed(futures):
             finish(futures[future], future.result())
+
+    if executor is not None:
+        fan_out(executor)
+    elif jobs == 1:
+        for job in todo:
+            finish(job, _run_group(experiment, job, fingerprints))
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            fan_out(pool)
     return path

@@ -1,0 +1,122 @@
+"""Wall time and peak memory of a per-holder LPDT fit on a memory-mapped private set, A/B.
+
+Writes ``X`` (``float32[n, d]``, uniform on ``[0, 1]^d``) and ``y = sin(16 x_1) + N(0, 1)``
+(float32) as ``.npy`` files into a temporary folder (``--tmp``, default the system's), then fits
+``LPDTRegressor(epsilon=4, max_depth=depth)`` on ``np.load(path, mmap_mode="r")`` with 2,000
+public rows, once per fresh process, baseline (a git revision, checked out with ``git worktree``)
+and then the working tree. Each process prints its wall time, CPU time, peak resident memory
+(``VmHWM`` of ``/proc/self/status``: anonymous memory plus the resident pages of the memory maps
+and libraries; ``ru_maxrss`` is not used, as Linux carries the parent's peak into it across the
+exec) and a digest of the estimates, so the table shows that both revisions computed the same
+fit. The files are deleted at the end (Linux only).
+
+    .venv/bin/python benchmarks/bench_stream.py --baseline cab1e00 --n 10000000 --depth 6
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+
+CHILD = r"""
+import hashlib, json, sys, time
+import numpy as np
+from ldptree import LPDTRegressor
+
+folder, depth = sys.argv[1], int(sys.argv[2])
+X = np.load(f"{folder}/X.npy", mmap_mode="r")
+y = np.load(f"{folder}/y.npy", mmap_mode="r")
+rng = np.random.default_rng(1)
+Xq = rng.uniform(size=(2000, X.shape[1]))
+yq = np.sin(16 * Xq[:, 0]) + rng.normal(size=2000)
+model = LPDTRegressor(epsilon=4.0, max_depth=depth, random_state=0)
+w, c = time.perf_counter(), time.process_time()
+model.fit(X, y, X_public=Xq, y_public=yq)
+wall, cpu = time.perf_counter() - w, time.process_time() - c
+digest = hashlib.sha256(model.estimates_.count.tobytes() + model.estimates_.label_sum.tobytes())
+# peak resident memory of this process (VmHWM; ru_maxrss may carry the parent's over the exec)
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+rss = int(status["VmHWM"].split()[0]) / 1024
+print(json.dumps({"wall": wall, "cpu": cpu, "rss_mib": rss, "digest": digest.hexdigest()[:12]}))
+"""
+
+
+def write_data(folder: Path, n: int, d: int, chunk: int = 1 << 20) -> None:
+    """The private set as two ``.npy`` files, written chunk by chunk (never whole in memory)."""
+    rng = np.random.default_rng(0)
+    X = np.lib.format.open_memmap(folder / "X.npy", mode="w+", dtype=np.float32, shape=(n, d))
+    y = np.lib.format.open_memmap(folder / "y.npy", mode="w+", dtype=np.float32, shape=(n,))
+    for s in range(0, n, chunk):
+        block = rng.uniform(size=(min(chunk, n - s), d)).astype(np.float32)
+        X[s : s + block.shape[0]] = block
+        y[s : s + block.shape[0]] = np.sin(16 * block[:, 0]) + rng.normal(size=block.shape[0])
+    X.flush()
+    y.flush()
+    del X, y
+
+
+def run(tree: Path, folder: Path, depth: int) -> dict[str, object]:
+    env = dict(os.environ, PYTHONPATH=str(tree), LDPTREE_JAX_CACHE="off")
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(folder), str(depth)],
+        cwd=tree,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--baseline", help="git revision to compare against (omit: current only)")
+    parser.add_argument("--n", type=int, default=10_000_000)
+    parser.add_argument("--d", type=int, default=4)
+    parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--tmp", default=None, help="folder for the data files")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
+        folder = Path(tmp)
+        write_data(folder, args.n, args.d)
+        trees = {"current": ROOT}
+        if args.baseline:
+            base = folder / "baseline"
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(base), args.baseline],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+            )
+            trees = {"baseline": base, "current": ROOT}
+        load_before = os.getloadavg()[0]
+        try:
+            results = {name: run(tree, folder, args.depth) for name, tree in trees.items()}
+        finally:
+            if args.baseline:
+                subprocess.run(
+                    ["git", "worktree", "remove", "--force", str(folder / "baseline")],
+                    cwd=ROOT,
+                    check=False,
+                )
+        load_after = os.getloadavg()[0]
+    print(f"n={args.n} d={args.d} depth={args.depth} baseline={args.baseline}")
+    print(f"load average {load_before:.2f} -> {load_after:.2f}")
+    print("| revision | fit wall s | fit CPU s | peak RSS MiB | estimates digest |")
+    print("|---|---:|---:|---:|---|")
+    for name, r in results.items():
+        print(f"| {name} | {r['wall']:.1f} | {r['cpu']:.1f} | {r['rss_mib']:.0f} | {r['digest']} |")
+
+
+if __name__ == "__main__":
+    main()
