@@ -68,6 +68,15 @@ class MechanismCheck:
     def __call__(self) -> None:
         self.run()
 
+    def failure(self) -> str | None:
+        """Run the check; ``None`` when the mechanism passes, else the failure's message (for
+        collecting the results of a whole suite instead of stopping at the first failure)."""
+        try:
+            self.run()
+        except AssertionError as err:
+            return f"{self.name}: {err}"
+        return None
+
 
 @attrs.frozen
 class _HalfClaim:

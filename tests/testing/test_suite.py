@@ -36,7 +36,8 @@ def test_every_built_in_is_in_the_registry() -> None:
 
 @pytest.mark.parametrize("check", _cases())
 def test_built_in(check: Any) -> None:
-    check()
+    failure = check.failure()
+    assert failure is None, failure
 
 
 def test_task_is_validated() -> None:
@@ -74,6 +75,9 @@ def test_the_unbiasedness_check_catches_a_bias() -> None:
     )
     with pytest.raises(AssertionError, match="count looks biased"):
         _named(checks, "unbiased")()
+    # the same failure, collected as a message instead of raised
+    failure = _named(checks, "unbiased").failure()
+    assert failure is not None and failure.startswith("unbiased:") and "biased" in failure
 
 
 def test_the_chunking_check_catches_position_dependent_randomness() -> None:
