@@ -7,7 +7,7 @@ changes hit both alike), and times inside that process:
 * ``warm``: the best of ``--warm`` further fits on the same data (compiled programs reused);
 
 with CPU time (``time.process_time``) beside wall time. The revision under test is the working
-tree; the baseline is checked out with ``git worktree`` into a temporary folder. The script prints
+tree; the baseline is unpacked with ``git archive`` into a temporary folder. The script prints
 min and median per revision and the ratio of medians, with the 1-minute load average before and
 after. Data: ``X`` uniform on ``[0, 1]^10``, ``y = sin(16 x_1) + N(0, 1)``, 2,000 public rows,
 epsilon 4, rho 1/2, max-edge depth 8 (256 cells).
@@ -18,15 +18,12 @@ epsilon 4, rho 1/2, max-edge depth 8 (256 cells).
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from _revisions import ROOT, export, run_json_child
 
 CHILD = r"""
 import json, sys, time
@@ -55,17 +52,7 @@ print(json.dumps({"cold_wall": cold[0], "cold_cpu": cold[1], "warm_wall": best[0
 
 
 def run(tree: Path, n: int, depth: int, warm: int) -> dict[str, float]:
-    env = dict(os.environ, PYTHONPATH=str(tree), LDPTREE_JAX_CACHE="off")
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(n), str(depth), str(warm)],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return run_json_child(tree, CHILD, n, depth, warm)
 
 
 def main() -> None:
@@ -77,24 +64,13 @@ def main() -> None:
     parser.add_argument("--warm", type=int, default=3)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        base = Path(tmp) / "baseline"
-        subprocess.run(
-            ["git", "worktree", "add", "--detach", str(base), args.baseline],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-        try:
-            load_before = os.getloadavg()[0]
-            results: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
-            for _ in range(args.repeats):
-                results["baseline"].append(run(base, args.n, args.depth, args.warm))
-                results["current"].append(run(ROOT, args.n, args.depth, args.warm))
-            load_after = os.getloadavg()[0]
-        finally:
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", str(base)], cwd=ROOT, check=False
-            )
+        base = export(args.baseline, Path(tmp))
+        load_before = os.getloadavg()[0]
+        results: dict[str, list[dict[str, float]]] = {"baseline": [], "current": []}
+        for _ in range(args.repeats):
+            results["baseline"].append(run(base, args.n, args.depth, args.warm))
+            results["current"].append(run(ROOT, args.n, args.depth, args.warm))
+        load_after = os.getloadavg()[0]
     print(f"n={args.n} depth={args.depth} repeats={args.repeats} warm fits={args.warm}")
     print(f"baseline={args.baseline}; load average {load_before:.2f} -> {load_after:.2f}")
     for field in ("cold_wall", "cold_cpu", "warm_wall", "warm_cpu"):

@@ -3,7 +3,7 @@
 Writes ``X`` (``float32[n, d]``, uniform on ``[0, 1]^d``) and ``y = sin(16 x_1) + N(0, 1)``
 (float32) as ``.npy`` files into a temporary folder (``--tmp``, default the system's), then fits
 ``LPDTRegressor(epsilon=4, max_depth=depth)`` on ``np.load(path, mmap_mode="r")`` with 2,000
-public rows, once per fresh process, baseline (a git revision, checked out with ``git worktree``)
+public rows, once per fresh process, baseline (a git revision, unpacked with ``git archive``)
 and then the working tree. Each process prints its wall time, CPU time, peak resident memory
 (``VmHWM`` of ``/proc/self/status``: anonymous memory plus the resident pages of the memory maps
 and libraries; ``ru_maxrss`` is not used, as Linux carries the parent's peak into it across the
@@ -16,16 +16,12 @@ fit. The files are deleted at the end (Linux only).
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
-
-ROOT = Path(__file__).resolve().parent.parent
+from _revisions import ROOT, export, run_json_child
 
 CHILD = r"""
 import hashlib, json, sys, time
@@ -65,17 +61,7 @@ def write_data(folder: Path, n: int, d: int, chunk: int = 1 << 20) -> None:
 
 
 def run(tree: Path, folder: Path, depth: int) -> dict[str, object]:
-    env = dict(os.environ, PYTHONPATH=str(tree), LDPTREE_JAX_CACHE="off")
-    out = subprocess.run(
-        [sys.executable, "-c", CHILD, str(folder), str(depth)],
-        cwd=tree,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    result: dict[str, object] = json.loads(out.stdout.strip().splitlines()[-1])
-    return result
+    return run_json_child(tree, CHILD, folder, depth)
 
 
 def main() -> None:
@@ -91,24 +77,9 @@ def main() -> None:
         write_data(folder, args.n, args.d)
         trees = {"current": ROOT}
         if args.baseline:
-            base = folder / "baseline"
-            subprocess.run(
-                ["git", "worktree", "add", "--detach", str(base), args.baseline],
-                cwd=ROOT,
-                check=True,
-                capture_output=True,
-            )
-            trees = {"baseline": base, "current": ROOT}
+            trees = {"baseline": export(args.baseline, folder), "current": ROOT}
         load_before = os.getloadavg()[0]
-        try:
-            results = {name: run(tree, folder, args.depth) for name, tree in trees.items()}
-        finally:
-            if args.baseline:
-                subprocess.run(
-                    ["git", "worktree", "remove", "--force", str(folder / "baseline")],
-                    cwd=ROOT,
-                    check=False,
-                )
+        results = {name: run(tree, folder, args.depth) for name, tree in trees.items()}
         load_after = os.getloadavg()[0]
     print(f"n={args.n} d={args.d} depth={args.depth} baseline={args.baseline}")
     print(f"load average {load_before:.2f} -> {load_after:.2f}")

@@ -28,25 +28,15 @@ import csv
 import os
 import subprocess
 import sys
-import tarfile
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _revisions import ROOT, export
+
 #: The last commit before the table speed-ups (RR constants traced, CART memo, host routing).
 DEFAULT_BASELINE = "10faaca"
 DEFAULT_DATASETS = ("abalone", "ccpp_power_plant", "cpusmall", "concrete")
-
-
-def _export(rev: str, folder: Path) -> Path:
-    """Unpack ``git archive rev`` into ``folder`` and return it."""
-    archive = folder / "baseline.tar"
-    with archive.open("wb") as out:
-        subprocess.run(["git", "-C", str(ROOT), "archive", rev], stdout=out, check=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder / "src", filter="data")
-    return folder / "src"
 
 
 def _run(source: Path, argv: list[str], out: Path, cache: str) -> tuple[float, float, float]:
@@ -112,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[tuple[str, int, float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="ldptree-bench-table-") as tmp:
         tmp_path = Path(tmp)
-        baseline = _export(args.baseline, tmp_path)
+        baseline = export(args.baseline, tmp_path)
         outputs: dict[str, Path] = {}
         for r in range(args.rounds):
             cache = tmp_path / f"jax-cache-{r}"  # empty: the current code's first run

@@ -23,11 +23,11 @@ import os
 import statistics
 import subprocess
 import sys
-import tarfile
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from _revisions import ROOT, export
+
 #: The last commit before the faster public-tree growth.
 DEFAULT_BASELINE = "f3ad450"
 RULES = ("MaxEdgePartitioner", "CartPartitioner", "RandomMaxEdgePartitioner")
@@ -55,16 +55,6 @@ for line in sys.stdin:
     digest = hashlib.sha256(partition.to_json().encode()).hexdigest()
     print(json.dumps({"wall": wall, "digest": digest, "leaves": partition.n_leaves}), flush=True)
 """
-
-
-def _export(rev: str, folder: Path) -> Path:
-    """Unpack ``git archive rev`` into ``folder`` and return it."""
-    archive = folder / "baseline.tar"
-    with archive.open("wb") as out:
-        subprocess.run(["git", "-C", str(ROOT), "archive", rev], stdout=out, check=True)
-    with tarfile.open(archive) as tar:
-        tar.extractall(folder / "src", filter="data")
-    return folder / "src"
 
 
 class _Worker:
@@ -106,7 +96,7 @@ def main() -> None:
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        sides = {"before": _Worker(_export(args.baseline, Path(tmp))), "after": _Worker(ROOT)}
+        sides = {"before": _Worker(export(args.baseline, Path(tmp))), "after": _Worker(ROOT)}
         common = {"d": args.features, "depth": args.depth}
         for n in args.sizes:  # warm-up: imports, the first JAX dispatches, the data draws
             for rule in RULES:
