@@ -212,14 +212,6 @@ def _ratio_upper(gamma: float) -> Fraction:
     return Fraction(r)
 
 
-def _ceil_mul(q: int, r: Fraction) -> int:
-    # r is a float, hence a dyadic rational: the division is a shift (exact ceiling)
-    shift = r.denominator.bit_length() - 1
-    if r.denominator == 1 << shift:
-        return -((-q * r.numerator) >> shift)
-    return -((-q * r.numerator) // r.denominator)
-
-
 def _half_sequence(q0: int, r: Fraction, length: int) -> list[int]:
     """``Q(0) = q0`` and ``Q(k) = ceil(Q(k-1) r)`` for ``k < length``."""
     out = [q0]

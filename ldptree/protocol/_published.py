@@ -71,9 +71,16 @@ def _mechanism_params(mechanism: KitMechanism) -> dict[str, Any]:
     return params
 
 
-def _certificate(mechanism: KitMechanism, n_cells: int) -> LDPCertificate:
-    bound = getattr(mechanism, "label_bound", None)
-    return certify(mechanism, n_cells, bound)
+def _pure_certificate(mechanism: KitMechanism, n_cells: int, refusal: str) -> LDPCertificate:
+    """This code's certificate of ``mechanism`` (never a published one); ``ValueError`` ending in
+    ``refusal`` unless it is pure epsilon-LDP as sampled."""
+    cert = certify(mechanism, n_cells, getattr(mechanism, "label_bound", None))
+    if not cert.pure:
+        raise ValueError(
+            f"{type(mechanism).__name__} is not certified pure epsilon-LDP as sampled by this "
+            f"code (epsilon_bound={cert.epsilon_bound}, delta={cert.delta}); {refusal}"
+        )
+    return cert
 
 
 def publish(partition: Partition, scaler: RangeScaler, mechanism: Any) -> dict[str, Any]:
@@ -94,12 +101,7 @@ def publish(partition: Partition, scaler: RangeScaler, mechanism: Any) -> dict[s
     name = type(mechanism).__name__
     if MECHANISMS.get(name) is not type(mechanism):
         raise TypeError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name}")
-    cert = _certificate(mechanism, partition.n_leaves)
-    if not cert.pure:
-        raise ValueError(
-            f"{name} is not certified pure epsilon-LDP as sampled (epsilon_bound="
-            f"{cert.epsilon_bound}, delta={cert.delta}); it cannot be published"
-        )
+    cert = _pure_certificate(mechanism, partition.n_leaves, "it cannot be published")
     return {
         "schema": PUBLISHED_SCHEMA,
         "version": SCHEMA_VERSION,
@@ -208,12 +210,7 @@ def load_published(published: Any) -> PublishedRound:
     epsilon = _field(published, "epsilon")
     if type(epsilon) not in (int, float) or float(epsilon) != mechanism.epsilon:
         raise ValueError(f"published epsilon {epsilon!r} is not the mechanism's epsilon")
-    cert = _certificate(mechanism, partition.n_leaves)
-    if not cert.pure:
-        raise ValueError(
-            f"the published {type(mechanism).__name__} is not certified pure epsilon-LDP by this "
-            f"code (epsilon_bound={cert.epsilon_bound}, delta={cert.delta}); refusing to report"
-        )
+    cert = _pure_certificate(mechanism, partition.n_leaves, "refusing to report")
     return PublishedRound(
         partition=partition,
         scaler=RangeScaler(lo=lo, hi=hi),
