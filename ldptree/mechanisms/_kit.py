@@ -551,13 +551,13 @@ class KitMechanism:
         return tuple(fields)
 
     def _assemble(self, arrays: Sequence[Any]) -> Any:
-        names = [r.name for r in self._checked_releases()]
+        names = self._names()
         if self.report_type is None:
             return dict(zip(names, arrays, strict=True))
         return self.report_type(*arrays)
 
     def _report_arrays(self, reports: Any) -> list[Any]:
-        names = [r.name for r in self._checked_releases()]
+        names = self._names()
         if isinstance(reports, dict):
             return [reports[name] for name in names]
         return [getattr(reports, name) for name in names]
