@@ -833,17 +833,23 @@ def _release_log_prob(
 
 
 # -- kernels ------------------------------------------------------------------------------------
+def encode_levels(consts: Any, values: jax.Array, word: jax.Array) -> jax.Array:
+    """Real values to random levels with :meth:`RealLabels.constants` ``(lo, hi, step, levels)``:
+    ``floor(u + W)`` for ``u = (clip(v) - lo) / step`` and a uniform ``W`` from ``word``."""
+    lo, hi, step, levels = consts
+    # a NaN would survive clip and leak through a deterministic level: treat it as the centre
+    y = jnp.where(jnp.isnan(values), (lo + hi) / 2, values)
+    u = (jnp.clip(y, lo, hi) - lo) / step
+    t = jnp.floor(u + unit_halfopen(word))
+    return jnp.clip(t, 0, levels).astype(jnp.int32)
+
+
 def _encode(spec: _Spec, consts: Any, labels: jax.Array, word: jax.Array | None) -> jax.Array:
     if spec.labels[0] == "class":
         (k,) = consts
         return jnp.where((labels >= 0) & (labels < k), labels, k).astype(jnp.int32)
-    lo, hi, step, levels = consts
-    # a NaN would survive clip and leak through a deterministic level: treat it as the centre
-    y = jnp.where(jnp.isnan(labels), (lo + hi) / 2, labels)
-    u = (jnp.clip(y, lo, hi) - lo) / step
     assert word is not None
-    t = jnp.floor(u + unit_halfopen(word))
-    return jnp.clip(t, 0, levels).astype(jnp.int32)
+    return encode_levels(consts, labels, word)
 
 
 def _word_counts(spec: _Spec) -> tuple[list[int], int]:

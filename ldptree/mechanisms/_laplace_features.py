@@ -42,7 +42,7 @@ from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.accounting._law import FeatureBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.mechanisms._kit import RealLabels, label_levels
+from ldptree.mechanisms._kit import RealLabels, encode_levels, label_levels
 from ldptree.mechanisms._noise import Geometric, sample_noise
 from ldptree.mechanisms._random import holder_words, key_words, unit_halfopen
 from ldptree.mechanisms._records import check_first_holder, check_records
@@ -322,10 +322,7 @@ def _privatize(
     words = holder_words(key_data, first_holder, n, 3 * d + 3)
     u = jnp.clip(jnp.where(jnp.isnan(x), 0.5, x), 0.0, 1.0) * feature_levels
     t_x = jnp.clip(jnp.floor(u + unit_halfopen(words[:, 2 * d + 2 : 3 * d + 2])), 0, feature_levels)
-    lo, hi, step, levels = label_consts
-    y = jnp.where(jnp.isnan(labels), (lo + hi) / 2, labels)
-    v = (jnp.clip(y, lo, hi) - lo) / step
-    t_y = jnp.clip(jnp.floor(v + unit_halfopen(words[:, 3 * d + 2])), 0, levels)
+    t_y = encode_levels(label_consts, labels, words[:, 3 * d + 2])
     features = sample_noise(statics[0], fx_consts, words[:, : 2 * d], t_x.astype(jnp.int32))
     label = sample_noise(
         statics[1], fy_consts, words[:, 2 * d : 2 * d + 2], t_y.astype(jnp.int32)[:, None]
