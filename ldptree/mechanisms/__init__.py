@@ -34,11 +34,13 @@ from ldptree.mechanisms._laplace_features import (
 )
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
+from ldptree.mechanisms._variance import CellVariance, SupportsVariance
 
 __all__ = [
     "NULL_LABEL",
     "BitFlip",
     "CellRelease",
+    "CellVariance",
     "ClassLabels",
     "Geometric",
     "IndexRelease",
@@ -54,6 +56,7 @@ __all__ = [
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
+    "SupportsVariance",
     "cell_indicator",
     "debias_indicators",
     "label_level",

@@ -43,7 +43,7 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.mechanisms._kit import (
     KitMechanism,
     RealLabels,
@@ -54,6 +54,7 @@ from ldptree.mechanisms._kit import (
     label_levels,
 )
 from ldptree.mechanisms._noise import BitFlip, Geometric
+from ldptree.mechanisms._variance import CellVariance
 from ldptree.protocols import CellEstimates
 
 
@@ -191,6 +192,19 @@ class RRLaplaceMechanism(KitMechanism):
         """Variance of one released label in label units (geometric noise, exact from its
         counts, plus at most ``step^2 / 4`` of rounding)."""
         return self.label_step**2 * self.label_noise.variance(0)
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds (independent of ``n_cells``).
+
+        ``s^_j = sum_i W_ij y~_i`` with ``W_ij = (Z_ij - q') / (1 - 2q')`` and ``y~_i`` the released
+        label, independent given the record, so one holder adds
+        ``E[W^2] E[y~^2] - (1{j_i = j} y)^2 <= v_c M^2 + (v_c + 1) v_y`` where ``v_c`` is
+        :attr:`count_variance`, ``v_y`` :attr:`label_variance` and ``M = max(|lo|, |hi|)``.
+        """
+        check_int(n_cells, "n_cells", minimum=1)
+        v_c, v_y = self.count_variance, self.label_variance
+        big = max(abs(self.label_bound[0]), abs(self.label_bound[1]))
+        return CellVariance(count=v_c, label_sum=v_c * big**2 + (v_c + 1.0) * v_y)
 
     def decode_labels(self, code: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
         """Released labels ``lo + label_step * code`` as float64."""
