@@ -27,10 +27,12 @@ from ldptree.partitions._partition import Partition
 
 __all__ = [
     "Aggregator",
+    "AggregatorFactory",
     "CellEstimates",
     "Mechanism",
     "Partition",
     "Partitioner",
+    "SimulatesHolders",
     "SupportsAggregateSimulation",
 ]
 
@@ -145,3 +147,37 @@ class Aggregator(Protocol[S]):
     def merge(self, a: S, b: S) -> S: ...
 
     def finalize(self, state: S) -> CellEstimates: ...
+
+
+@runtime_checkable
+class AggregatorFactory(Protocol):
+    """What an estimator's ``aggregator=`` takes: a callable ``(mechanism, n_cells) ->``
+    :class:`Aggregator`, called once per fit, after the partition is published (so ``n_cells`` is
+    known) and before any report exists.
+
+    An aggregator class whose constructor takes ``(mechanism, n_cells)`` is one (the default,
+    :class:`~ldptree.estimators.SumAggregator`, is); so is a ``functools.partial`` of a class with
+    more parameters. What the aggregator may rely on is the mechanism's own algebra: ``update``
+    receives one chunk of reports as ``mechanism.privatize`` returns them, and ``finalize`` must
+    return unbiased :class:`CellEstimates` (usually ``mechanism.debias`` of summed
+    ``mechanism.summarize`` statistics).
+    """
+
+    def __call__(self, mechanism: Mechanism, n_cells: int) -> Aggregator[Any]: ...
+
+
+@runtime_checkable
+class SimulatesHolders(Protocol[S]):
+    """An aggregator that is a *simulation device*: it folds the holders' records, not reports.
+
+    ``update_records(state, key, cells, labels, *, first_holder)`` receives a chunk of routed
+    records (cells ``int[m]`` and labels as the estimator encodes them) and the release's noise
+    key, and ``finalize`` draws the estimates in law (e.g. the summed reports at once, from the
+    mechanism's ``simulate_summary``). It sees private data, which a curator in the protocol
+    never does, so it is for experiments only; the round calls ``update_records`` instead of
+    privatizing when an aggregator has it.
+    """
+
+    def update_records(
+        self, state: S, key: PRNGKey, cells: Any, labels: Any, *, first_holder: int
+    ) -> S: ...

@@ -1,7 +1,7 @@
 """PHIST and APHIST: private histograms as compositions.
 
-Each is ``uniform grid`` (:mod:`._grid`, data-independent) x ``Laplace on U and V = Y U``
-(:class:`~ldptree.mechanisms.LaplaceCellLabelMechanism` for regression,
+Each is ``uniform grid`` (:class:`~ldptree.baselines.GridPartitioner`, data-independent) x
+``Laplace on U and V = Y U`` (:class:`~ldptree.mechanisms.LaplaceCellLabelMechanism` for regression,
 :class:`~ldptree.mechanisms.LaplaceCellClassMechanism` for binary classification) x a truncated
 ratio read-out, with ``mu^_j = c^_j / n`` (privatised marginal) and ``nu^_j = s^_j / n``:
 
@@ -29,7 +29,8 @@ from ldptree._validation import (
     check_real,
     check_vector,
 )
-from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
+from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
+from ldptree.estimators._aggregate import SimulatedSumAggregator
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
@@ -37,15 +38,15 @@ from ldptree.estimators._composition import route
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_data,
-    check_simulation,
     fit_scaler,
+    resolve_aggregator,
     resolve_label_bound,
     run_round,
 )
 from ldptree.estimators._readout import ratio_with_fallback
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.mechanisms._laplace_cell_label import LaplaceCellLabelMechanism
-from ldptree.protocols import CellEstimates, Mechanism
+from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism
 
 _REPORT_NUMBERS = 2**24  # holders per chunk x cells: bounds the report batch in memory
 
@@ -59,6 +60,7 @@ class _Histogram(BaseEstimator):
     chunk_size: int
     privacy_budget: float | None
     simulation: str
+    aggregator: Any
     random_state: Any
 
     def _round(
@@ -66,16 +68,18 @@ class _Histogram(BaseEstimator):
     ) -> tuple[Any, Any, Any]:
         """Validate, build the grid (memory guard first), return ``(y, y_public, private round)``
         where the round is a function of the mechanism and the encoded private labels."""
+        aggregator = resolve_aggregator(self.aggregator, self.simulation)
         epsilon = check_positive(self.epsilon, "epsilon")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         max_cells = check_int(self.max_cells, "max_cells", minimum=1)
-        aggregate = check_simulation(self.simulation)
         y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public, check_labels=check_labels)
-        n_cells = check_grid_size(self.num_cell, X_arr.shape[1], max_cells)
-        scaler = fit_scaler(Xq, X_arr.shape[1], 0.0)
-        partition = uniform_grid(X_arr.shape[1], self.num_cell, max_cells=max_cells)
-        if not aggregate:  # only the per-holder protocol materialises chunk x cells reports
+        d = X_arr.shape[1]
+        n_cells = check_grid_size(self.num_cell, d, max_cells)
+        scaler = fit_scaler(Xq, d, 0.0)
+        Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
+        partition = GridPartitioner(self.num_cell, max_cells).fit(Xq_scaled)
+        if aggregator is not SimulatedSumAggregator:  # per-holder reports: chunk x cells numbers
             chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
 
         def collect(mechanism: Mechanism, labels: np.ndarray[Any, Any]) -> CellEstimates:
@@ -93,7 +97,7 @@ class _Histogram(BaseEstimator):
                 labels,
                 key=as_key(self.random_state),
                 chunk_size=chunk,
-                aggregate=aggregate,
+                aggregator=aggregator,
             )
             self.privacy_ledger_ = ledger.post_process("aggregation and truncated read-out")
             self.privacy_ = ledger.total
@@ -159,7 +163,10 @@ _REGRESSOR_DOC = """
     simulation:
         ``"per_holder"`` (the protocol, default) or ``"aggregate"``: experiments only, the summed
         reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)``
-        (:meth:`~ldptree.mechanisms.LaplaceCellLabelMechanism.simulate_summary`).
+        (:class:`~ldptree.estimators.SimulatedSumAggregator`, a simulation device).
+    aggregator:
+        ``None`` (the exact streaming sum) or an :class:`~ldptree.protocols.AggregatorFactory`
+        ``(mechanism, n_cells) -> Aggregator``; not combined with ``simulation="aggregate"``.
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise.
 
@@ -190,6 +197,7 @@ class PHISTRegressor(_HistogramRegressor):
         chunk_size: int = 65536,
         privacy_budget: float | None = None,
         simulation: str = "per_holder",
+        aggregator: AggregatorFactory | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -200,6 +208,7 @@ class PHISTRegressor(_HistogramRegressor):
         self.chunk_size = chunk_size
         self.privacy_budget = privacy_budget
         self.simulation = simulation
+        self.aggregator = aggregator
         self.random_state = random_state
 
     def _readout(
@@ -233,7 +242,8 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
 
     Parameters
     ----------
-    epsilon, num_cell, max_cells, chunk_size, privacy_budget, simulation, random_state:
+    epsilon, num_cell, max_cells, chunk_size, privacy_budget, simulation, aggregator,
+    random_state:
         As :class:`PHISTRegressor`.
     min_samples_cell:
         Cells with estimated count below it get ``eta^ = 0`` (the reference's default 2).
@@ -258,6 +268,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         chunk_size: int = 65536,
         privacy_budget: float | None = None,
         simulation: str = "per_holder",
+        aggregator: AggregatorFactory | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -268,6 +279,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         self.chunk_size = chunk_size
         self.privacy_budget = privacy_budget
         self.simulation = simulation
+        self.aggregator = aggregator
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
