@@ -6,6 +6,9 @@ memory is bounded by one batch whatever the number of holders, and ``merge`` of 
 plain addition. Integer statistics make the result bitwise identical for any chunking, any order
 of ``update`` calls and any tree of ``merge`` calls. The aggregator never sees a raw record.
 
+:class:`ReportCollector` sums as :class:`SumAggregator` does and also keeps every report, for a
+read-out that needs the reports themselves (DECONV's kernel regression on released features).
+
 :class:`SimulatedSumAggregator` is the aggregate simulation (``simulation="aggregate"``) as an
 aggregator: a simulation device that keeps the routed records and draws the summed reports at
 ``finalize``; it sees private data, so it is for experiments only.
@@ -71,6 +74,49 @@ class SumAggregator:
         if state.stats is None:
             raise ValueError("no reports were aggregated; call update with at least one report")
         return self.mechanism.debias(state.stats, state.n)
+
+
+@attrs.frozen(eq=False)
+class CollectedState:
+    """The running sums (``total``) and the reports of every chunk, in holder order."""
+
+    total: SumState = SumState()
+    reports: tuple[Any, ...] = ()
+
+
+@attrs.frozen
+class ReportCollector:
+    """:class:`SumAggregator` that also keeps the reports: ``finalize`` gives the same estimates,
+    and :meth:`reports` the concatenated reports of all holders (``O(n)`` memory: a read-out on
+    the reports themselves, e.g. DECONV's deconvolution kernel, needs them). The reports are what
+    the holders released, so keeping them costs no privacy."""
+
+    mechanism: Mechanism
+    n_cells: int
+
+    def _sum(self) -> SumAggregator:
+        return SumAggregator(self.mechanism, self.n_cells)
+
+    def init(self) -> CollectedState:
+        return CollectedState()
+
+    def update(self, state: CollectedState, reports: Any) -> CollectedState:
+        summed = self._sum().update(SumState(), reports)
+        return self.merge(state, CollectedState(summed, (reports,)))
+
+    def merge(self, a: CollectedState, b: CollectedState) -> CollectedState:
+        return CollectedState(self._sum().merge(a.total, b.total), a.reports + b.reports)
+
+    def finalize(self, state: CollectedState) -> CellEstimates:
+        return self._sum().finalize(state.total)
+
+    def reports(self, state: CollectedState) -> Any:
+        """All kept reports as one pytree of host arrays (leading holder axis)."""
+        if not state.reports:
+            raise ValueError("no reports were aggregated; call update with at least one report")
+        return jax.tree_util.tree_map(
+            lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *state.reports
+        )
 
 
 @attrs.frozen(eq=False)

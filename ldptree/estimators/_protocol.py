@@ -212,6 +212,24 @@ def stream_round(
     estimates. Memory is one chunk plus the aggregator's state. The result equals
     :func:`run_round` on the concatenated chunks, bit for bit.
     """
+    bound, state = fold_round(
+        partition, mechanism, chunks, key=key, chunk_size=chunk_size, aggregator=aggregator
+    )
+    return bound.finalize(state)
+
+
+def fold_round(
+    partition: Partition,
+    mechanism: Mechanism,
+    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
+    *,
+    key: PRNGKey,
+    chunk_size: int,
+    aggregator: AggregatorFactory = SumAggregator,
+) -> tuple[Aggregator[Any], Any]:
+    """:func:`stream_round` up to ``finalize``: the bound aggregator and its final state (for a
+    read-out that needs more than the estimates, e.g. the kept reports of a
+    :class:`~ldptree.estimators._aggregate.ReportCollector`)."""
     key = release_key(key, mechanism, partition)
     n_cells = partition.n_leaves
     bound = aggregator(mechanism, n_cells)
@@ -219,11 +237,26 @@ def stream_round(
     start = 0
     for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
         cells = partition.cells(X_chunk)
+        fields = record_fields(mechanism, X_chunk)
         state = fold_chunk(
-            bound, state, mechanism, key, cells, y_chunk, n_cells, first_holder=start
+            bound, state, mechanism, key, cells, y_chunk, n_cells, first_holder=start, **fields
         )
         start += X_chunk.shape[0]
-    return bound.finalize(state)
+    return bound, state
+
+
+def record_fields(mechanism: Mechanism, X_chunk: FloatArray) -> dict[str, Any]:
+    """The extra per-holder inputs the mechanism declares in ``record_fields`` (see
+    :mod:`~ldptree.estimators._fits`): the round can supply ``features``, the holder's scaled
+    feature vector (a mechanism releasing it runs on the trivial partition)."""
+    names = tuple(getattr(mechanism, "record_fields", ()))
+    unknown = [name for name in names if name != "features"]
+    if unknown:
+        raise TypeError(
+            f"{type(mechanism).__name__} needs record fields {unknown} that the round cannot "
+            "supply (it supplies the cell, the label and features=)"
+        )
+    return {"features": X_chunk} if names else {}
 
 
 def fold_chunk(
@@ -236,9 +269,11 @@ def fold_chunk(
     n_cells: int,
     *,
     first_holder: int,
+    **fields: Any,
 ) -> Any:
     """One chunk of holders ``first_holder, ...`` folded into ``state``: each holder privatizes
-    its record (``mechanism.privatize``) and the aggregator's ``update`` takes the reports.
+    its record (``mechanism.privatize``, with the extra record ``fields`` it declares) and the
+    aggregator's ``update`` takes the reports.
 
     Two strategies replace that step: the exact :class:`SumAggregator` takes the chunk's summed
     reports from :func:`holder_summary` (the same state, through the mechanism's fused kernel when
@@ -247,11 +282,13 @@ def fold_chunk(
     """
     if isinstance(aggregator, SimulatesHolders):
         return aggregator.update_records(state, key, cells, y, first_holder=first_holder)
-    if type(aggregator) is SumAggregator:  # exactly its update, through the fused kernel
+    if type(aggregator) is SumAggregator and not fields:  # its update, through the fused kernel
         return aggregator.merge(
             state, holder_summary(mechanism, key, cells, y, n_cells, first_holder=first_holder)
         )
-    reports = mechanism.privatize(key, cells, holder_labels(y), n_cells, first_holder=first_holder)
+    reports = mechanism.privatize(
+        key, cells, holder_labels(y), n_cells, first_holder=first_holder, **fields
+    )
     return aggregator.update(state, reports)
 
 

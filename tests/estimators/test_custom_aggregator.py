@@ -221,3 +221,45 @@ def test_unknown_rule_name_is_a_value_error_at_fit_start() -> None:
 def test_mechanism_not_implementing_the_protocol_is_refused_at_fit_start() -> None:
     with pytest.raises(TypeError, match="mechanism must implement the Mechanism protocol"):
         LPDTRegressor(mechanism="rr").fit("not data", None)  # type: ignore[arg-type]
+
+
+def test_report_collector_sums_like_the_default_and_keeps_the_reports(
+    data: dict[str, Any],
+) -> None:
+    from ldptree.estimators._aggregate import ReportCollector
+    from ldptree.estimators._protocol import fold_round
+
+    mechanism = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
+    partition = MaxEdgePartitioner(max_depth=2).fit(data["Xq"], data["yq"])
+    key = jax.random.key(2)
+    chunks = [(data["X"][:120], data["y"][:120]), (data["X"][120:], data["y"][120:])]
+    collector, state = fold_round(
+        partition, mechanism, chunks, key=key, chunk_size=100, aggregator=ReportCollector
+    )
+    assert isinstance(collector, ReportCollector)
+    _same(
+        collector.finalize(state),
+        run_round(partition, mechanism, data["X"], data["y"], key=key, chunk_size=300),
+    )
+    reports = collector.reports(state)
+    whole = mechanism.privatize(
+        release_key(key, mechanism, partition),
+        partition.cells(data["X"]),
+        jax.numpy.asarray(data["y"], dtype=jax.numpy.float32),
+        partition.n_leaves,
+    )
+    for got, want in zip(
+        jax.tree_util.tree_leaves(reports), jax.tree_util.tree_leaves(whole), strict=True
+    ):
+        assert np.array_equal(got, np.asarray(want))
+
+
+def test_deconv_runs_the_round_on_the_trivial_partition(data: dict[str, Any]) -> None:
+    """DECONV's label total (its one cell statistic) is the sum of the kept released labels."""
+    from ldptree.baselines import DECONVRegressor
+
+    model = DECONVRegressor(epsilon=2.0, chunk_size=70, random_state=0)
+    model.fit(data["X"], data["y"], X_public=data["Xq"], y_public=data["yq"])
+    assert model.noisy_features_.shape == (300, 2) and model.noisy_labels_.shape == (300,)
+    assert model.estimates_.n == 300 and model.estimates_.count.tolist() == [300.0]
+    assert np.isclose(model.estimates_.label_sum[0], model.noisy_labels_.sum(), rtol=1e-9)
