@@ -11,13 +11,15 @@ One round of the protocol:
 3. The curator folds reports into per-cell sufficient statistics with an :class:`Aggregator`, a
    commutative monoid (``init``/``update``/``merge``), and ``finalize`` returns unbiased estimates
    of the per-cell count ``c_j = sum_i 1{j_i = j}`` and label sum ``s_j = sum_i y_i 1{j_i = j}``.
+   Estimators take the aggregator as an :class:`AggregatorFactory` (``aggregator=``), bound to the
+   mechanism and the number of cells once the partition is published.
 
 Estimators read predictions out of those estimates (LPDT: ``s_j / c_j``, LPDT paper eq. (5)).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import attrs
 import jax
@@ -30,6 +32,7 @@ __all__ = [
     "AggregatorFactory",
     "CellEstimates",
     "Mechanism",
+    "OwnRoundEstimator",
     "Partition",
     "Partitioner",
     "SimulatesHolders",
@@ -181,3 +184,20 @@ class SimulatesHolders(Protocol[S]):
     def update_records(
         self, state: S, key: PRNGKey, cells: Any, labels: Any, *, first_holder: int
     ) -> S: ...
+
+
+@runtime_checkable
+class OwnRoundEstimator(Protocol):
+    """The one documented exception to "every estimator is Partitioner x Mechanism x Aggregator".
+
+    An estimator whose private release does not fit the one round (reports debiased into per-cell
+    :class:`CellEstimates`) runs its own protocol and says which in ``private_round``, a sentence
+    naming it (``docs/architecture.md``, "Estimators outside the one round"). Its privacy is still
+    accounted per holder (``privacy_``, ``privacy_ledger_``). The library's two are
+    :class:`~ldptree.baselines.PSGDClassifier` (sequentially interactive: each holder's randomizer
+    depends on the model built from earlier messages) and :class:`~ldptree.baselines.PGLMClassifier`
+    (one Gaussian release of GLM sufficient statistics, which are not per-cell counts and label
+    sums).
+    """
+
+    private_round: ClassVar[str]
