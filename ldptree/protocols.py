@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import attrs
 import jax
+from typing_extensions import TypeVar as DefaultTypeVar
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree.partitions._partition import Partition
@@ -35,12 +36,22 @@ __all__ = [
     "OwnRoundEstimator",
     "Partition",
     "Partitioner",
+    "ReportT",
     "SimulatesHolders",
+    "StatsT",
     "SupportsAggregateSimulation",
 ]
 
 Report = Any  # a pytree of arrays with a leading holder axis
 Stats = Any  # a pytree of per-cell sums
+
+#: A mechanism's report type (what ``privatize`` returns and ``summarize`` takes) and its
+#: statistics type (what ``summarize`` returns and ``debias`` takes). ``Mechanism`` written bare
+#: is ``Mechanism[Any, Any]``; a function taking ``Mechanism[ReportT, StatsT]`` makes the type
+#: checker infer both from the argument, so a mechanism whose three methods do not fit together
+#: (e.g. ``summarize`` taking another type than ``privatize`` returns) is a type error.
+ReportT = DefaultTypeVar("ReportT", default=Any)
+StatsT = DefaultTypeVar("StatsT", default=Any)
 
 
 @attrs.frozen(eq=False)
@@ -70,7 +81,7 @@ class Partitioner(Protocol):
 
 
 @runtime_checkable
-class Mechanism(Protocol):
+class Mechanism(Protocol[ReportT, StatsT]):
     """A local randomizer for records ``(cell, label)`` and the algebra to debias its reports.
 
     Implementations are immutable and declare ``epsilon``, the whole per-holder budget.
@@ -86,6 +97,11 @@ class Mechanism(Protocol):
     * ``debias(stats, n)``: the affine map from summed statistics to :class:`CellEstimates`.
     * ``log_prob(report, cell, label, n_cells)``: log-likelihood of one holder's report given one
       record, in float64, for the accountant and for likelihood-based tests.
+
+    Generic in the report type ``ReportT`` (``privatize`` returns it, ``summarize`` takes it) and
+    the statistics type ``StatsT`` (``summarize`` returns it, ``debias`` takes it): the estimators,
+    the round and :func:`~ldptree.accounting.verify_ldp` take ``Mechanism[ReportT, StatsT]``, so
+    ``mypy --strict`` rejects a mechanism whose methods do not fit together.
 
     Optional: ``privatize_summarize(...)`` returning exactly ``summarize(privatize(...))`` in one
     kernel (simulation fast path), ``max_summary_rows``, and ``spend`` (a ``PrivacySpend``).
@@ -113,11 +129,11 @@ class Mechanism(Protocol):
         n_cells: int,
         *,
         first_holder: int = 0,
-    ) -> Report: ...
+    ) -> ReportT: ...
 
-    def summarize(self, reports: Report, n_cells: int) -> Stats: ...
+    def summarize(self, reports: ReportT, n_cells: int) -> StatsT: ...
 
-    def debias(self, stats: Stats, n: int) -> CellEstimates: ...
+    def debias(self, stats: StatsT, n: int) -> CellEstimates: ...
 
     def log_prob(self, report: Report, cell: int, label: float, n_cells: int) -> float: ...
 
@@ -166,7 +182,7 @@ class AggregatorFactory(Protocol):
     ``mechanism.summarize`` statistics).
     """
 
-    def __call__(self, mechanism: Mechanism, n_cells: int) -> Aggregator[Any]: ...
+    def __call__(self, mechanism: Mechanism[Any, Any], n_cells: int) -> Aggregator[Any]: ...
 
 
 @runtime_checkable

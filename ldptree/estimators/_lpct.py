@@ -66,7 +66,14 @@ from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prun
 from ldptree.estimators._rows import is_chunk_stream
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
-from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, Partitioner
+from ldptree.protocols import (
+    AggregatorFactory,
+    CellEstimates,
+    Mechanism,
+    Partitioner,
+    ReportT,
+    StatsT,
+)
 
 _CRITERIA = ("entropy", "gini")
 _OUTSIDE = ("clamp", "zero")
@@ -327,7 +334,7 @@ class LPCTClassifier(_LPCTBase):
         criterion: str = "gini",
         classes: Any = None,
         fallback: str = "none",
-        mechanism: Mechanism | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
         aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
         outside: str = "clamp",
@@ -470,7 +477,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         rule: str | Partitioner = "max_edge",
         criterion: str = "gini",
         classes: Any = None,
-        mechanism: Mechanism | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
         aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
         outside: str = "clamp",

@@ -57,7 +57,7 @@ from ldptree.estimators._protocol import (
 )
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
-from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner
+from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
 _OUTSIDE = ("clamp", "zero")
 
@@ -144,7 +144,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         budget_split: float = 0.5,
         label_bound: float | tuple[float, float] | None = None,
         rule: str | Partitioner = "max_edge",
-        mechanism: Mechanism | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
         aggregator: AggregatorFactory | None = None,
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",

@@ -41,7 +41,9 @@ from ldptree.protocols import (
     AggregatorFactory,
     CellEstimates,
     Mechanism,
+    ReportT,
     SimulatesHolders,
+    StatsT,
 )
 
 
@@ -167,7 +169,7 @@ def release_key(key: PRNGKey, mechanism: Any, partition: Partition | None = None
 
 def run_round(
     partition: Partition,
-    mechanism: Mechanism,
+    mechanism: Mechanism[ReportT, StatsT],
     X_scaled: FloatArray,
     y: np.ndarray[Any, Any],
     *,
@@ -197,7 +199,7 @@ def run_round(
 
 def stream_round(
     partition: Partition,
-    mechanism: Mechanism,
+    mechanism: Mechanism[ReportT, StatsT],
     chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
     *,
     key: PRNGKey,
@@ -220,7 +222,7 @@ def stream_round(
 
 def fold_round(
     partition: Partition,
-    mechanism: Mechanism,
+    mechanism: Mechanism[ReportT, StatsT],
     chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
     *,
     key: PRNGKey,
