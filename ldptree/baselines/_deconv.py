@@ -6,7 +6,7 @@ composition, through the same round as every estimator: the trivial partition (o
 ``X~_i = clip(x_i) + Lap(b_X)^d`` and ``Y~_i = clip(y_i) + Lap(b_Y)``; ``b_X = 2 d / eps`` and
 ``b_Y = 2 R / eps = 4 M / eps`` at the default even split, sensitivities ``d`` and ``R`` derived
 there) x an aggregator that keeps the reports
-(:class:`~ldptree.estimators._aggregate.ReportCollector`) x a curator-side Nadaraya-Watson
+(:class:`~ldptree.estimators.ReportCollector`) x a curator-side Nadaraya-Watson
 read-out with the *deconvolution kernel* of Laplace errors:
 
     m^(x) = sum_i Y~_i W_i(x) / sum_i W_i(x),    W_i(x) = prod_k K*((x_k - X~_ik) / h),

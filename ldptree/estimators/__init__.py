@@ -1,6 +1,8 @@
 """Aggregators, read-outs and the estimators composed from them."""
 
 from ldptree.estimators._aggregate import (
+    CollectedState,
+    ReportCollector,
     SimulatedState,
     SimulatedSumAggregator,
     SumAggregator,
@@ -13,9 +15,11 @@ from ldptree.estimators._protocol import holder_summary, run_round
 
 __all__ = [
     "ESTIMATOR_NEEDS",
+    "CollectedState",
     "LPCTClassifier",
     "LPCTPrunedClassifier",
     "LPDTRegressor",
+    "ReportCollector",
     "SimulatedState",
     "SimulatedSumAggregator",
     "SumAggregator",

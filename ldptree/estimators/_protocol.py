@@ -231,7 +231,7 @@ def fold_round(
 ) -> tuple[Aggregator[Any], Any]:
     """:func:`stream_round` up to ``finalize``: the bound aggregator and its final state (for a
     read-out that needs more than the estimates, e.g. the kept reports of a
-    :class:`~ldptree.estimators._aggregate.ReportCollector`)."""
+    :class:`~ldptree.estimators.ReportCollector`)."""
     key = release_key(key, mechanism, partition)
     n_cells = partition.n_leaves
     bound = aggregator(mechanism, n_cells)
