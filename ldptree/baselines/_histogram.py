@@ -34,19 +34,18 @@ from ldptree.estimators._aggregate import SimulatedSumAggregator
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._composition import route
+from ldptree.estimators._composition import check_components, check_mechanism, route
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_data,
     fit_scaler,
-    resolve_aggregator,
     resolve_label_bound,
     run_round,
 )
 from ldptree.estimators._readout import ratio_with_fallback
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.mechanisms._laplace_cell_label import LaplaceCellLabelMechanism
-from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism
+from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, ReportT, StatsT
 
 _REPORT_NUMBERS = 2**24  # holders per chunk x cells: bounds the report batch in memory
 
@@ -61,14 +60,24 @@ class _Histogram(BaseEstimator):
     privacy_budget: float | None
     simulation: str
     aggregator: Any
+    mechanism: Any
     random_state: Any
+
+    #: The estimator's name in :data:`~ldptree.estimators._fits.ESTIMATOR_NEEDS`.
+    _kind: str
 
     def _round(
         self, X: Any, y: Any, X_public: Any, y_public: Any, check_labels: Any
     ) -> tuple[Any, Any, Any]:
         """Validate, build the grid (memory guard first), return ``(y, y_public, private round)``
         where the round is a function of the mechanism and the encoded private labels."""
-        aggregator = resolve_aggregator(self.aggregator, self.simulation)
+        aggregator = check_components(
+            self._kind,
+            rule=GridPartitioner(self.num_cell, self.max_cells),
+            mechanism=self.mechanism,
+            aggregator=self.aggregator,
+            simulation=self.simulation,
+        )
         epsilon = check_positive(self.epsilon, "epsilon")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         max_cells = check_int(self.max_cells, "max_cells", minimum=1)
@@ -82,13 +91,17 @@ class _Histogram(BaseEstimator):
         if aggregator is not SimulatedSumAggregator:  # per-holder reports: chunk x cells numbers
             chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
 
-        def collect(mechanism: Mechanism, labels: np.ndarray[Any, Any]) -> CellEstimates:
-            # certified for this grid (and charged) before any private row is privatized
-            charge = certified_spend(
-                mechanism,
-                n_cells=partition.n_leaves,
-                label_bound=getattr(mechanism, "label_bound", None),
+        def collect(
+            default: Mechanism,
+            labels: np.ndarray[Any, Any],
+            label_bound: tuple[float, float] | None,
+        ) -> CellEstimates:
+            # the user's mechanism, else the default; certified for this grid (and charged)
+            # before any private row is privatized
+            mechanism = (
+                default if self.mechanism is None else check_mechanism(self.mechanism, epsilon)
             )
+            charge = certified_spend(mechanism, n_cells=partition.n_leaves, label_bound=label_bound)
             ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
             estimates = run_round(
                 partition,
@@ -128,8 +141,8 @@ class _HistogramRegressor(RegressorMixin, _Histogram):
             raise ValueError(f"truncation must be in [0, 1), got {t}")
         y_arr, yq, collect = self._round(X, y, X_public, y_public, check_vector)
         bound = resolve_label_bound(self.label_bound, yq)
-        mechanism = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
-        estimates = collect(mechanism, y_arr)
+        default = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
+        estimates = collect(default, y_arr, bound)
         self.label_bound_ = bound
         self.leaf_values_, self.truncated_ = self._readout(estimates, t)
         return self
@@ -167,6 +180,10 @@ _REGRESSOR_DOC = """
     aggregator:
         ``None`` (the exact streaming sum) or an :class:`~ldptree.protocols.AggregatorFactory`
         ``(mechanism, n_cells) -> Aggregator``; not combined with ``simulation="aggregate"``.
+    mechanism:
+        ``None`` (Laplace on ``U`` and ``V``) or any :class:`~ldptree.protocols.Mechanism` on
+        ``(cell, real label)`` records (``labels() -> RealLabels``) with ``epsilon`` equal to
+        ``epsilon``; certified on the grid before any private row is privatized.
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise.
 
@@ -186,6 +203,8 @@ class PHISTRegressor(_HistogramRegressor):
         + _REGRESSOR_DOC
     )
 
+    _kind = "PHISTRegressor"
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -198,6 +217,7 @@ class PHISTRegressor(_HistogramRegressor):
         privacy_budget: float | None = None,
         simulation: str = "per_holder",
         aggregator: AggregatorFactory | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -209,6 +229,7 @@ class PHISTRegressor(_HistogramRegressor):
         self.privacy_budget = privacy_budget
         self.simulation = simulation
         self.aggregator = aggregator
+        self.mechanism = mechanism
         self.random_state = random_state
 
     def _readout(
@@ -224,6 +245,8 @@ class APHISTRegressor(PHISTRegressor):
     """
         + _REGRESSOR_DOC
     )
+
+    _kind = "APHISTRegressor"
 
     def _readout(
         self, estimates: CellEstimates, t: float
@@ -245,6 +268,9 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
     epsilon, num_cell, max_cells, chunk_size, privacy_budget, simulation, aggregator,
     random_state:
         As :class:`PHISTRegressor`.
+    mechanism:
+        ``None`` (Laplace on ``U`` and ``V = Y U``) or a mechanism on ``(cell, class code)``
+        records over two classes (``labels() -> ClassLabels(n_classes=2)``).
     min_samples_cell:
         Cells with estimated count below it get ``eta^ = 0`` (the reference's default 2).
     classes:
@@ -256,6 +282,8 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
     truncated_, privacy_ (certified epsilon, delta as sampled), privacy_certificate_,
     privacy_ledger_, n_features_in_
     """
+
+    _kind = "PHISTClassifier"
 
     def __init__(
         self,
@@ -269,6 +297,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         privacy_budget: float | None = None,
         simulation: str = "per_holder",
         aggregator: AggregatorFactory | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -280,6 +309,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         self.privacy_budget = privacy_budget
         self.simulation = simulation
         self.aggregator = aggregator
+        self.mechanism = mechanism
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
@@ -295,6 +325,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         estimates = collect(
             LaplaceCellClassMechanism(epsilon=self.epsilon_, n_classes=2),
             encode_labels(y_raw, classes, "y"),
+            None,
         )
         usable = estimates.count >= floor
         safe = np.where(usable, estimates.count, 1.0)

@@ -47,6 +47,9 @@ ESTIMATOR_NEEDS: dict[str, EstimatorNeeds] = {
     "LPDTRegressor": EstimatorNeeds("real"),
     "LPCTClassifier": EstimatorNeeds("class", task="classification"),
     "LPCTPrunedClassifier": EstimatorNeeds("class", n_classes=2, task="binary classification"),
+    "PHISTRegressor": EstimatorNeeds("real"),
+    "APHISTRegressor": EstimatorNeeds("real"),
+    "PHISTClassifier": EstimatorNeeds("class", n_classes=2, task="binary classification"),
 }
 
 

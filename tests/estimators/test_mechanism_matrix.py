@@ -2,11 +2,12 @@
 ``TypeError`` naming what is missing everywhere else, before any data is read.
 
 Driven by ``BUILT_INS`` (a mechanism registered there joins the matrix): a ``"regression"``
-mechanism that privatizes ``(cell, label)`` records fits :class:`LPDTRegressor`; a
-``"classification"`` mechanism fits :class:`LPCTClassifier` and, over two classes,
-:class:`LPCTPrunedClassifier`; a mechanism releasing extra record fields (``n_features`` in its
-suite options: DECONV's feature release) fits none of them. The expectation is read from the
-registry, not from :func:`check_mechanism_fits`, so the check itself is under test.
+mechanism that privatizes ``(cell, label)`` records fits :class:`LPDTRegressor`, PHIST and APHIST;
+a ``"classification"`` mechanism fits :class:`LPCTClassifier` and, over two classes,
+:class:`LPCTPrunedClassifier` and the PHIST classifier; a mechanism releasing extra record fields
+(``n_features`` in its suite options: DECONV's feature release) fits none of them. The
+expectation is read from the registry, not from :func:`check_mechanism_fits`, so the check
+itself is under test.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import numpy as np
 import pytest
 
 from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
+from ldptree.baselines import APHISTRegressor, PHISTClassifier, PHISTRegressor
 from ldptree.estimators import ESTIMATOR_NEEDS, check_mechanism_fits
 from ldptree.estimators._fits import label_kind
 from ldptree.testing import BUILT_INS
@@ -26,7 +28,12 @@ ESTIMATORS: dict[str, Any] = {
     "LPDTRegressor": LPDTRegressor,
     "LPCTClassifier": LPCTClassifier,
     "LPCTPrunedClassifier": LPCTPrunedClassifier,
+    "PHISTRegressor": PHISTRegressor,
+    "APHISTRegressor": APHISTRegressor,
+    "PHISTClassifier": PHISTClassifier,
 }
+REGRESSORS = {"LPDTRegressor", "PHISTRegressor", "APHISTRegressor"}
+BINARY = {"LPCTPrunedClassifier", "PHISTClassifier"}
 EPSILON = 2.0
 
 
@@ -36,8 +43,8 @@ def _expected(name: str, estimator: str, mechanism: Any) -> bool:
     if "n_features" in built.options:
         return False
     if built.task == "regression":
-        return estimator == "LPDTRegressor"
-    if estimator == "LPCTPrunedClassifier":
+        return estimator in REGRESSORS
+    if estimator in BINARY:
         return int(mechanism.labels().n_classes) == 2
     return estimator == "LPCTClassifier"
 
@@ -55,7 +62,7 @@ def _data(estimator: str, mechanism: Any) -> dict[str, Any]:
     n, n_public = 400, 120
     X = rng.uniform(0.0, 1.0, (n, 2))
     Xq = rng.uniform(0.0, 1.0, (n_public, 2))
-    if estimator == "LPDTRegressor":
+    if estimator in REGRESSORS:
         return {"X": X, "y": X[:, 0] - X[:, 1], "X_public": Xq, "y_public": Xq[:, 0] - Xq[:, 1]}
     _, n_classes = label_kind(mechanism)
     k = 2 if n_classes is None else n_classes
@@ -67,6 +74,8 @@ def _make(estimator: str, mechanism: Any) -> Any:
     options: dict[str, Any] = {"epsilon": EPSILON, "mechanism": mechanism, "random_state": 0}
     if estimator == "LPCTPrunedClassifier":
         options.update(max_depth=2, min_depth=1)
+    elif estimator.startswith(("PHIST", "APHIST")):
+        options["num_cell"] = 2
     else:
         options["max_depth"] = 2
     return ESTIMATORS[estimator](**options)
@@ -87,7 +96,7 @@ def test_mechanism_fits_or_is_refused(name: str, estimator: str) -> None:
         )
         pred = model.predict(data["X"][:50])
         assert pred.shape == (50,)
-        if estimator == "LPDTRegressor":
+        if estimator in REGRESSORS:
             assert np.all(np.isfinite(pred))
         else:
             assert set(np.unique(pred)) <= set(model.classes_.tolist())
@@ -112,16 +121,18 @@ def _class_mechanisms_with_n_classes() -> list[Any]:
     return out
 
 
+@pytest.mark.parametrize("estimator", sorted(BINARY))
 @pytest.mark.parametrize("name", _class_mechanisms_with_n_classes())
-def test_binary_class_mechanism_fits_lpct_prune(name: str) -> None:
-    """Every class mechanism, built over two classes, runs in the binary LPCT-prune."""
+def test_binary_class_mechanism_fits_binary_classifiers(name: str, estimator: str) -> None:
+    """Every class mechanism, built over two classes, runs in the binary classifiers."""
     mechanism = attrs.evolve(BUILT_INS[name].make(EPSILON), n_classes=2)
-    check_mechanism_fits("LPCTPrunedClassifier", mechanism)
-    data = _data("LPCTPrunedClassifier", mechanism)
-    model = _make("LPCTPrunedClassifier", mechanism).fit(
+    check_mechanism_fits(estimator, mechanism)
+    data = _data(estimator, mechanism)
+    model = _make(estimator, mechanism).fit(
         data["X"], data["y"], X_public=data["X_public"], y_public=data["y_public"]
     )
-    assert model.leaf_eta_.shape[1] == 2
+    assert model.predict_proba(data["X"][:10]).shape == (10, 2)
+    assert model.mechanism_ is mechanism
     assert model.privacy_certificate_ is not None and model.privacy_certificate_.holds
 
 
