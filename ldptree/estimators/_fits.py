@@ -24,6 +24,8 @@ from typing import Any, Literal
 
 import attrs
 
+from ldptree.mechanisms._kit import ClassLabels, RealLabels
+
 __all__ = ["ESTIMATOR_NEEDS", "EstimatorNeeds", "check_mechanism_fits", "label_kind"]
 
 LabelKind = Literal["real", "class"]
@@ -59,11 +61,10 @@ def label_kind(mechanism: Any) -> tuple[LabelKind | None, int | None]:
     spec: Any = getattr(mechanism, "labels", None)
     if callable(spec):
         spec = spec()
-    name = type(spec).__name__
-    if name == "RealLabels":
+    if isinstance(spec, RealLabels):
         return "real", None
-    if name == "ClassLabels":
-        return "class", int(spec.n_classes)
+    if isinstance(spec, ClassLabels):
+        return "class", spec.n_classes
     return None, None
 
 
