@@ -130,3 +130,33 @@ def test_real_labels_accept_one_level_but_no_other_odd_count() -> None:
     assert labels.domain() == (-1.0, 3.0) and labels.weights(0.0) == [(0, 0.75), (1, 0.25)]
     with pytest.raises(ValueError, match="1 or even"):
         RealLabels((-1.0, 3.0), 3)
+
+
+def test_a_32_bit_matrix_release_is_certified_and_sampled_as_declared() -> None:
+    """A kit mechanism with a 32-bit MatrixNoise label release: certified pure, and the sampler
+    check (false-failure rate 1e-6) does not reject privatize against the declared law."""
+    import attrs
+
+    from ldptree.accounting import check_sampler, verify_ldp
+    from ldptree.mechanisms import KitMechanism, LabelRelease, label_level
+
+    noise = matrix_noise(piecewise_matrix(1.0, 4), 1.0, bits=32)
+
+    @attrs.frozen
+    class LabelOnly(KitMechanism):
+        epsilon: float
+
+        def labels(self) -> RealLabels:
+            return RealLabels((0.0, 1.0), 4)
+
+        def releases(self) -> tuple[LabelRelease]:
+            return (label_level("code", noise, self.labels()),)
+
+        def debias(self, stats: dict, n: int):  # type: ignore[no-untyped-def]
+            raise NotImplementedError
+
+    mech = LabelOnly(1.0)
+    assert mech.words_per_holder(3) == 2  # one word for the draw, one for the level rounding
+    assert verify_ldp(mech, n_cells=3, label_bound=(-1.0, 2.0)).pure
+    result = check_sampler(mech, 3, key=jax.random.key(1), n=5000, label_bound=(0.0, 1.0))
+    assert not result.rejected, str(result)

@@ -77,3 +77,24 @@ def test_bad_arguments_are_named() -> None:
         PiecewiseMechanism(epsilon=1.0, label_bound=1.0, precision_bits=8)
     with pytest.raises(TypeError, match="n_cells"):
         DuchiMechanism(epsilon=1.0, label_bound=1.0).cell_variance(2.0)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+def test_threefry_words_reproduce_privatize_and_fields_cover_the_outputs(cls) -> None:
+    from ldptree.mechanisms._random import holder_words, key_words
+
+    mech = cls(epsilon=3.0, label_bound=(-1.0, 3.0))
+    rng = np.random.default_rng(3)
+    n, n_cells = 29, 5
+    cells = rng.integers(0, n_cells, n).astype(np.int32)
+    labels = rng.normal(1.0, 2.0, n).astype(np.float32)
+    key = jax.random.key(5)
+    words = np.asarray(holder_words(key_words(key), np.uint32(8), n, mech.words_per_holder(5)))
+    expected = mech.privatize(key, cells, labels, n_cells, first_holder=8)
+    got = mech.privatize_words(words, cells, labels, n_cells)
+    for a, b in zip(expected, got, strict=True):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+    fields = {name: rest for name, *rest in mech.report_fields(n_cells)}
+    top = fields[mech.label_name][2]
+    assert top == mech.label_noise.max_abs_output and fields["bits"] == [(n_cells,), 0, 1]
+    assert 0 <= int(np.asarray(got[1]).min()) and int(np.asarray(got[1]).max()) <= top
