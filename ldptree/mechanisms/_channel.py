@@ -269,8 +269,6 @@ def _build(p: tuple[tuple[float, ...], ...], epsilon: float, bits: int) -> Matri
             if missing == 0:
                 break
             add = min(missing, caps[o] - row[o])
-            if row[o] == 0 and caps[o] == 0:
-                continue
             row[o] += add
             missing -= add
         if missing:

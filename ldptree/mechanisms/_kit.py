@@ -6,8 +6,9 @@ A mechanism built on the kit (a subclass of :class:`KitMechanism`) declares
   one of ``levels + 1`` evenly spaced levels, unbiasedly) or :class:`ClassLabels` (class codes, with
   undeclared codes mapped to a null level). Either way the holder's label becomes an integer
   *level* ``t`` from a finite set;
-* its *releases*, each one exact noise (:mod:`ldptree.mechanisms._noise`) applied independently to
-  every coordinate of an integer input vector read from a table indexed by ``t``:
+* its *releases*, each one exact noise (:mod:`ldptree.mechanisms._noise`, or any finite channel
+  as a :class:`~ldptree.mechanisms.MatrixNoise`) applied independently to every coordinate of an
+  integer input vector read from a table indexed by ``t``:
 
   - :class:`CellRelease`: ``width`` coordinates per cell; the record's own cell reads ``on[t]``,
     every other cell ``off[t]`` (randomized response on the one-hot vector, Laplace-like noise on
