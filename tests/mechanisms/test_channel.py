@@ -160,3 +160,37 @@ def test_a_32_bit_matrix_release_is_certified_and_sampled_as_declared() -> None:
     assert verify_ldp(mech, n_cells=3, label_bound=(-1.0, 2.0)).pure
     result = check_sampler(mech, 3, key=jax.random.key(1), n=5000, label_bound=(0.0, 1.0))
     assert not result.rejected, str(result)
+
+
+def test_plain_rounding_overshoots_and_the_accountant_refuses_it() -> None:
+    """Floored counts with the remainder on each row's mode (the usual way to make integer
+    probabilities sum to one) exceed the claim of a matrix that attains e^eps, and verify_ldp
+    refuses a release built on them; matrix_noise's counts of the same matrix are certified."""
+    import attrs
+
+    from ldptree.accounting import verify_ldp
+    from ldptree.mechanisms import KitMechanism, LabelRelease, label_level
+
+    eps, bits = 2.0, 32
+    p = piecewise_matrix(eps, 4)
+    plain = [[int(v * 2.0**bits) for v in row] for row in p]
+    for row in plain:  # make each row sum to 2^bits by moving the remainder onto the mode
+        row[int(np.argmax(row))] += (1 << bits) - sum(row)
+    naive = MatrixNoise(plain, bits)
+    assert naive.realised_epsilon > eps
+
+    def mechanism(noise: MatrixNoise) -> KitMechanism:
+        @attrs.frozen
+        class LabelOnly(KitMechanism):
+            epsilon: float
+
+            def labels(self) -> RealLabels:
+                return RealLabels((0.0, 1.0), 4)
+
+            def releases(self) -> tuple[LabelRelease]:
+                return (label_level("code", noise, self.labels()),)
+
+        return LabelOnly(eps)
+
+    assert not verify_ldp(mechanism(naive), n_cells=2, label_bound=(0.0, 1.0)).holds
+    assert verify_ldp(mechanism(matrix_noise(p, eps, bits=bits)), n_cells=2).pure
