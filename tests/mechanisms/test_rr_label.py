@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import math
+
 import jax
 import numpy as np
 import pytest
+from hypothesis import given, settings
 
 from ldptree.accounting import verify_ldp
 from ldptree.estimators import LPDTRegressor
 from ldptree.mechanisms import CellVariance, DuchiMechanism, PiecewiseMechanism
+from ldptree.testing import budget_splits, budgets
 
 CLASSES = [DuchiMechanism, PiecewiseMechanism]
 
@@ -22,6 +26,17 @@ def test_certified_pure_as_implemented(cls, eps: float) -> None:
     # both releases spend (nearly) what they claim: nothing is silently wasted
     assert cert.epsilon_bound >= 0.99 * eps
     assert mech.label_noise.realised_epsilon <= mech.label_epsilon * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("cls", CLASSES)
+@settings(max_examples=15, deadline=None)
+@given(eps=budgets(1e-2, 40.0), rho=budget_splits())
+def test_releases_never_spend_more_than_claimed(cls, eps: float, rho: float) -> None:
+    mech = cls(epsilon=eps, label_bound=(-1.0, 3.0), budget_split=rho)
+    # two one-hot vectors differ in two bits; the label release spans every level
+    assert 2.0 * mech.flips.realised_epsilon <= mech.cell_epsilon * (1 + 1e-12)
+    assert mech.label_noise.realised_epsilon <= mech.label_epsilon * (1 + 1e-12)
+    assert math.isclose(mech.spend.epsilon, sum(e for _, e in mech.spend.parts), rel_tol=1e-12)
 
 
 @pytest.mark.parametrize("cls", CLASSES)
