@@ -38,7 +38,7 @@ from ldptree.mechanisms._laplace_features import (
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
 from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
-from ldptree.mechanisms._split import SplitChoice, optimal_split
+from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
 
 __all__ = [
@@ -74,4 +74,5 @@ __all__ = [
     "label_levels",
     "matrix_noise",
     "optimal_split",
+    "predicted_error",
 ]

@@ -16,8 +16,8 @@ from ldptree.mechanisms import (
     RRLaplaceMechanism,
     SplitChoice,
     optimal_split,
+    predicted_error,
 )
-from ldptree.mechanisms._split import predicted_error
 
 CLASSES = [RRLaplaceMechanism, DuchiMechanism, PiecewiseMechanism]
 
