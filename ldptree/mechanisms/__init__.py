@@ -2,7 +2,8 @@
 
 Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
 enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (:class:`CellRelease`,
-:class:`LabelRelease`, each with one exact noise, :class:`BitFlip` or :class:`Geometric`) and its
+:class:`LabelRelease`, :class:`IndexRelease`, each with one exact noise: :class:`BitFlip`,
+:class:`UnaryFlip`, :class:`Geometric` or :class:`KaryResponse`) and its
 debiasing; sampling, summaries, likelihoods and the report law the accountant certifies are derived
 from those declarations.
 """
@@ -20,6 +21,13 @@ from ldptree.mechanisms._kit import (
     label_level,
     label_levels,
 )
+from ldptree.mechanisms._krr import (
+    KRRCellClassMechanism,
+    KRRJointMechanism,
+    KRRLaplaceMechanism,
+    KRRLaplaceReport,
+    KRRPairReport,
+)
 from ldptree.mechanisms._laplace_cell_class import (
     LaplaceCellClassMechanism,
     LaplaceCellClassReport,
@@ -32,7 +40,13 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelMechanism,
     LaplaceFeatureLabelReport,
 )
-from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
+from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, UnaryFlip
+from ldptree.mechanisms._oue import (
+    OUECellClassMechanism,
+    OUECellClassReport,
+    OUELaplaceMechanism,
+    OUELaplaceReport,
+)
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
 
@@ -44,6 +58,11 @@ __all__ = [
     "ClassLabels",
     "Geometric",
     "IndexRelease",
+    "KRRCellClassMechanism",
+    "KRRJointMechanism",
+    "KRRLaplaceMechanism",
+    "KRRLaplaceReport",
+    "KRRPairReport",
     "KaryResponse",
     "KitMechanism",
     "LabelRelease",
@@ -53,10 +72,15 @@ __all__ = [
     "LaplaceCellLabelReport",
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
+    "OUECellClassMechanism",
+    "OUECellClassReport",
+    "OUELaplaceMechanism",
+    "OUELaplaceReport",
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
     "SupportsVariance",
+    "UnaryFlip",
     "cell_indicator",
     "debias_indicators",
     "label_level",

@@ -719,9 +719,12 @@ class KitMechanism:
             arrays = []
             for r in releases:
                 flat = np.asarray(outputs[r.name], dtype=np.int64)
-                shape = (n_cells, r.width) if isinstance(r, CellRelease) else (r.width,)
-                arr = flat.reshape(shape)
-                arr = arr[..., 0] if r.width == 1 else arr
+                if isinstance(r, IndexRelease):  # one index, whatever its values per cell
+                    arr = flat.reshape(())
+                else:
+                    shape = (n_cells, r.width) if isinstance(r, CellRelease) else (r.width,)
+                    arr = flat.reshape(shape)
+                    arr = arr[..., 0] if r.width == 1 else arr
                 if isinstance(r.noise, BitFlip):
                     arr = arr.astype(bool)
                 arrays.append(jnp.asarray(arr) if arr.ndim else jnp.asarray(int(arr)))
