@@ -8,10 +8,12 @@ debiasing; sampling, summaries, likelihoods and the report law the accountant ce
 from those declarations.
 """
 
+from ldptree.mechanisms._hr_laplace import HadamardLaplaceMechanism, HadamardLaplaceReport
 from ldptree.mechanisms._kit import (
     NULL_LABEL,
     CellRelease,
     ClassLabels,
+    HadamardRelease,
     IndexRelease,
     KitMechanism,
     LabelRelease,
@@ -57,6 +59,9 @@ __all__ = [
     "CellVariance",
     "ClassLabels",
     "Geometric",
+    "HadamardLaplaceMechanism",
+    "HadamardLaplaceReport",
+    "HadamardRelease",
     "IndexRelease",
     "KRRCellClassMechanism",
     "KRRJointMechanism",

@@ -449,6 +449,12 @@ def _krr_class(epsilon: float) -> Any:
     return KRRCellClassMechanism(epsilon=epsilon, n_classes=3)
 
 
+def _hadamard(epsilon: float) -> Any:
+    from ldptree.mechanisms import HadamardLaplaceMechanism
+
+    return HadamardLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
 #: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it; a
 #: new built-in needs an entry here (the repo's suite fails until it has one).
 BUILT_INS: dict[str, BuiltIn] = {
@@ -461,6 +467,7 @@ BUILT_INS: dict[str, BuiltIn] = {
     "KRRLaplaceMechanism": BuiltIn(_krr, "regression"),
     "KRRJointMechanism": BuiltIn(_krr_joint, "regression"),
     "KRRCellClassMechanism": BuiltIn(_krr_class, "classification", {"n_classes": 3}),
+    "HadamardLaplaceMechanism": BuiltIn(_hadamard, "regression"),
 }
 
 
