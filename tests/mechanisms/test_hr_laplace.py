@@ -131,3 +131,16 @@ def test_runs_in_lpdt() -> None:
     reg.fit(X[500:], y[500:], X_public=X[:500], y_public=y[:500])
     assert reg.privacy_certificate_.pure
     assert np.mean((reg.predict(X[:500]) - signal[:500]) ** 2) < np.var(signal) / 2
+
+
+@pytest.mark.slow
+def test_audit_at_a_million_reports_does_not_refute() -> None:
+    """audit_ldp at 10^6 reports; it refutes a true claim with probability at most 1e-3 (its
+    confidence 0.999)."""
+    from ldptree.accounting import audit_ldp
+
+    mech = HadamardLaplaceMechanism(1.0, (-1.0, 1.0))
+    result = audit_ldp(
+        mech, n_cells=4, key=jax.random.PRNGKey(7), n_samples=1_000_000, label_bound=(-2.0, 2.0)
+    )
+    assert not result.refuted, str(result)

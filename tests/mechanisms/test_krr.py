@@ -198,3 +198,18 @@ def test_krr_mechanisms_run_in_the_estimators() -> None:
     clf.fit(X[500:], codes[500:], X_public=X[:500], y_public=codes[:500])
     assert clf.privacy_certificate_.pure
     assert clf.score(X[:500], codes[:500]) > 0.6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["cell", "joint", "class4"])
+def test_audit_at_a_million_reports_does_not_refute(name: str) -> None:
+    """audit_ldp at 10^6 reports; it refutes a true claim with probability at most 1e-3 (its
+    confidence 0.999)."""
+    from ldptree.accounting import audit_ldp
+
+    mech = _make(name, 1.0)
+    kw: dict[str, Any] = (
+        {"label_bound": (-2.0, 4.0)} if isinstance(mech, REAL) else {"labels": [0, 1, 3, 7]}
+    )
+    result = audit_ldp(mech, n_cells=4, key=jax.random.PRNGKey(7), n_samples=1_000_000, **kw)
+    assert not result.refuted, str(result)

@@ -250,3 +250,21 @@ def test_oue_mechanisms_run_in_the_estimators() -> None:
     clf.fit(X[500:], codes[500:], X_public=X[:500], y_public=codes[:500])
     assert clf.privacy_certificate_.pure
     assert clf.score(X[:500], codes[:500]) > 0.6
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("mech", "kw"),
+    [
+        (OUELaplaceMechanism(1.0, (-1.0, 1.0)), {"label_bound": (-2.0, 2.0)}),
+        (OUECellClassMechanism(1.0, 3), {"labels": [0, 1, 2, 7]}),
+    ],
+    ids=["regression", "classes"],
+)
+def test_audit_at_a_million_reports_does_not_refute(mech: Any, kw: Any) -> None:
+    """audit_ldp at 10^6 reports; it refutes a true claim with probability at most 1e-3 (its
+    confidence 0.999). Its lower bound on epsilon is close to the claim (the audit has power)."""
+    from ldptree.accounting import audit_ldp
+
+    result = audit_ldp(mech, n_cells=4, key=jax.random.PRNGKey(7), n_samples=1_000_000, **kw)
+    assert not result.refuted, str(result)
