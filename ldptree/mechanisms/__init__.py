@@ -2,10 +2,11 @@
 
 Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
 enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (:class:`CellRelease`,
-:class:`LabelRelease`, :class:`IndexRelease`, each with one exact noise: :class:`BitFlip`,
-:class:`UnaryFlip`, :class:`Geometric` or :class:`KaryResponse`) and its
+:class:`LabelRelease`, :class:`IndexRelease`, :class:`HadamardRelease`, each with one exact noise:
+:class:`BitFlip`, :class:`UnaryFlip`, :class:`Geometric` or :class:`KaryResponse`) and its
 debiasing; sampling, summaries, likelihoods and the report law the accountant certifies are derived
-from those declarations.
+from those declarations. The library's mechanisms are compared in the documentation's mechanism
+library page.
 """
 
 from ldptree.mechanisms._hr_laplace import HadamardLaplaceMechanism, HadamardLaplaceReport

@@ -13,6 +13,9 @@ A mechanism built on the kit (a subclass of :class:`KitMechanism`) declares
     every other cell ``off[t]`` (randomized response on the one-hot vector, Laplace-like noise on
     ``U`` and ``V = Y U``);
   - :class:`LabelRelease`: ``width`` coordinates reading ``inputs[t]`` (a noisy label);
+  - :class:`IndexRelease`: one integer, the cell (and label) index through k-ary response;
+  - :class:`~ldptree.mechanisms._hadamard.HadamardRelease`: one integer, a uniform Hadamard row
+    and the randomized-response bit of the cell's column in it;
 
 * and its debiasing (``debias``), the affine map from summed statistics to cell estimates.
 
