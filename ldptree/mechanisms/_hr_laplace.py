@@ -33,16 +33,11 @@ from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label
 from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._hadamard import HadamardRelease
 from ldptree.mechanisms._kit import KitMechanism, Release
-from ldptree.mechanisms._noise import BitFlip
+from ldptree.mechanisms._noise import BitFlip, _check_precision
 from ldptree.mechanisms._variance import CellVariance
 from ldptree.protocols import CellEstimates
 
 __all__ = ["HadamardLaplaceMechanism", "HadamardLaplaceReport"]
-
-
-def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value not in (None, 16, 32, 64):
-        raise ValueError(f"{attribute.name} must be None (automatic), 16, 32 or 64, got {value!r}")
 
 
 class HadamardLaplaceReport(NamedTuple):
@@ -73,7 +68,7 @@ class HadamardLaplaceMechanism(GeometricLabel, KitMechanism):
     epsilon: float = attrs.field(converter=to_epsilon)
     label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = HadamardLaplaceReport
 

@@ -46,7 +46,15 @@ import numpy as np
 
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.mechanisms._geometric_label import GeometricLabel
-from ldptree.mechanisms._kit import ClassLabels, IndexRelease, KitMechanism, RealLabels, Release
+from ldptree.mechanisms._kit import (
+    ClassLabels,
+    IndexRelease,
+    KitMechanism,
+    RealLabels,
+    Release,
+    _to_levels,
+    _to_n_classes,
+)
 from ldptree.mechanisms._noise import KaryResponse
 from ldptree.mechanisms._variance import CellVariance
 from ldptree.protocols import CellEstimates
@@ -135,13 +143,6 @@ class KRRPairReport(NamedTuple):
     pair: jax.Array
 
 
-def _to_levels(value: Any) -> int:
-    levels = check_int(value, "levels", minimum=2)
-    if levels % 2:
-        raise ValueError(f"levels must be even (the centre is a level), got {levels}")
-    return levels
-
-
 @attrs.frozen
 class KRRJointMechanism(KitMechanism):
     """k-ary randomized response on the pair (cell, label level) (module docstring).
@@ -195,10 +196,6 @@ class KRRJointMechanism(KitMechanism):
         return CellVariance(
             count=_block_variance(noise, per_cell), label_sum=big**2 * inside / noise.slope**2
         )
-
-
-def _to_n_classes(value: Any) -> int:
-    return check_int(value, "n_classes", minimum=2)
 
 
 @attrs.frozen

@@ -52,10 +52,11 @@ from ldptree.mechanisms._kit import (
     ClassLabels,
     KitMechanism,
     Release,
+    _to_n_classes,
     cell_indicator,
     debias_indicators,
 )
-from ldptree.mechanisms._noise import UnaryFlip
+from ldptree.mechanisms._noise import UnaryFlip, _check_precision
 from ldptree.mechanisms._variance import CellVariance
 from ldptree.protocols import CellEstimates
 
@@ -65,15 +66,6 @@ __all__ = [
     "OUELaplaceMechanism",
     "OUELaplaceReport",
 ]
-
-
-def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value not in (None, 16, 32, 64):
-        raise ValueError(f"{attribute.name} must be None (automatic), 16, 32 or 64, got {value!r}")
-
-
-def _to_n_classes(value: Any) -> int:
-    return check_int(value, "n_classes", minimum=2)
 
 
 class OUELaplaceReport(NamedTuple):
@@ -104,7 +96,7 @@ class OUELaplaceMechanism(GeometricLabel, KitMechanism):
     epsilon: float = attrs.field(converter=to_epsilon)
     label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = OUELaplaceReport
 
@@ -156,7 +148,7 @@ class OUECellClassMechanism(KitMechanism):
 
     epsilon: float = attrs.field(converter=to_epsilon)
     n_classes: int = attrs.field(default=2, converter=_to_n_classes)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = OUECellClassReport
 
