@@ -429,6 +429,40 @@ def _piecewise(epsilon: float) -> Any:
     from ldptree.mechanisms import PiecewiseMechanism
 
     return PiecewiseMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+def _oue(epsilon: float) -> Any:
+    from ldptree.mechanisms import OUELaplaceMechanism
+
+    return OUELaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _oue_class(epsilon: float) -> Any:
+    from ldptree.mechanisms import OUECellClassMechanism
+
+    return OUECellClassMechanism(epsilon=epsilon, n_classes=3)
+
+
+def _krr(epsilon: float) -> Any:
+    from ldptree.mechanisms import KRRLaplaceMechanism
+
+    return KRRLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _krr_joint(epsilon: float) -> Any:
+    from ldptree.mechanisms import KRRJointMechanism
+
+    return KRRJointMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _krr_class(epsilon: float) -> Any:
+    from ldptree.mechanisms import KRRCellClassMechanism
+
+    return KRRCellClassMechanism(epsilon=epsilon, n_classes=3)
+
+
+def _hadamard(epsilon: float) -> Any:
+    from ldptree.mechanisms import HadamardLaplaceMechanism
+
+    return HadamardLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
 
 
 #: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it; a
@@ -440,6 +474,12 @@ BUILT_INS: dict[str, BuiltIn] = {
     "LaplaceFeatureLabelMechanism": BuiltIn(_features, "regression", {"n_features": 2}),
     "DuchiMechanism": BuiltIn(_duchi, "regression"),
     "PiecewiseMechanism": BuiltIn(_piecewise, "regression"),
+    "OUELaplaceMechanism": BuiltIn(_oue, "regression"),
+    "OUECellClassMechanism": BuiltIn(_oue_class, "classification", {"n_classes": 3}),
+    "KRRLaplaceMechanism": BuiltIn(_krr, "regression"),
+    "KRRJointMechanism": BuiltIn(_krr_joint, "regression"),
+    "KRRCellClassMechanism": BuiltIn(_krr_class, "classification", {"n_classes": 3}),
+    "HadamardLaplaceMechanism": BuiltIn(_hadamard, "regression"),
 }
 
 
