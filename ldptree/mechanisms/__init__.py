@@ -46,8 +46,6 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelMechanism,
     LaplaceFeatureLabelReport,
 )
-from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
-from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, UnaryFlip
 from ldptree.mechanisms._oue import (
     OUECellClassMechanism,
@@ -55,6 +53,7 @@ from ldptree.mechanisms._oue import (
     OUELaplaceMechanism,
     OUELaplaceReport,
 )
+from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
@@ -87,12 +86,12 @@ __all__ = [
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
     "MatrixNoise",
-    "PiecewiseMechanism",
-    "PiecewiseReport",
     "OUECellClassMechanism",
     "OUECellClassReport",
     "OUELaplaceMechanism",
     "OUELaplaceReport",
+    "PiecewiseMechanism",
+    "PiecewiseReport",
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
