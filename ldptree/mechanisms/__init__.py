@@ -11,6 +11,11 @@ library page.
 """
 
 from ldptree.mechanisms._channel import MatrixNoise, matrix_noise
+from ldptree.mechanisms._choose import (
+    MechanismChoice,
+    choose_class_mechanism,
+    choose_regression_mechanism,
+)
 from ldptree.mechanisms._duchi import DuchiMechanism, DuchiReport
 from ldptree.mechanisms._hr_laplace import HadamardLaplaceMechanism, HadamardLaplaceReport
 from ldptree.mechanisms._kit import (
@@ -86,6 +91,7 @@ __all__ = [
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
     "MatrixNoise",
+    "MechanismChoice",
     "OUECellClassMechanism",
     "OUECellClassReport",
     "OUELaplaceMechanism",
@@ -99,6 +105,8 @@ __all__ = [
     "SupportsVariance",
     "UnaryFlip",
     "cell_indicator",
+    "choose_class_mechanism",
+    "choose_regression_mechanism",
     "debias_indicators",
     "label_level",
     "label_levels",
