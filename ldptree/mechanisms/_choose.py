@@ -150,8 +150,8 @@ def _class_table(n_cells: int, epsilon: float, n_classes: int) -> tuple[Row, ...
         mech = factory(epsilon=epsilon, n_classes=n_classes)
         if not isinstance(mech, SupportsVariance):  # pragma: no cover - every family implements it
             raise TypeError(f"{name} does not implement cell_variance")
-        bound = mech.cell_variance(n_cells)
-        error = n_cells**2 * (math.sqrt(bound.label_sum) + math.sqrt(bound.count)) ** 2
+        count, label_sum = mech.cell_variance(n_cells).mixed(1.0 / n_cells)
+        error = n_cells**2 * (math.sqrt(label_sum) + math.sqrt(count)) ** 2
         rows.append((name, None, float(error)))
     return _ranked(rows)
 

@@ -39,6 +39,7 @@ from ldptree.mechanisms._kit import (
     label_levels,
 )
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
+from ldptree.mechanisms._variance import CellVariance, indicator_variances, label_sum_variances
 from ldptree.protocols import CellEstimates
 
 __all__ = ["GeometricLabel"]
@@ -84,6 +85,22 @@ class GeometricLabel:
     def label_variance(self) -> float:
         """``v_n``: the geometric noise's variance in label units (exact from its counts)."""
         return self.label_step**2 * self.label_noise.variance(0)
+
+    def indicator_cell_variance(self, offset: float, slope: float) -> CellVariance:
+        """Inside and outside per-holder bounds for a cell channel whose indicator of cell ``j``
+        has mean ``offset + slope 1{j_i = j}`` (count, and label sum with the released label's
+        variance ``v_n + step^2 / 4``)."""
+        inside, outside = indicator_variances(offset, slope)
+        big = max(abs(self.label_bound[0]), abs(self.label_bound[1]))
+        v_y = self.label_variance + self.label_step**2 / 4.0
+        s_in, s_out = label_sum_variances(max(inside, outside), outside, big, v_y)
+        return CellVariance(
+            count=max(inside, outside),
+            label_sum=s_in,
+            count_outside=outside,
+            label_sum_outside=s_out,
+            label_variance=v_y,
+        )
 
     def label_sum_variance(self, v: float) -> float:
         """``v M^2 + (v + 1) v_n + step^2 / 4`` for a cell channel whose debiased indicator has

@@ -56,7 +56,7 @@ from ldptree.mechanisms._kit import (
     _to_n_classes,
 )
 from ldptree.mechanisms._noise import KaryResponse
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import CellVariance, indicator_variances
 from ldptree.protocols import CellEstimates
 
 __all__ = [
@@ -132,8 +132,8 @@ class KRRLaplaceMechanism(GeometricLabel, KitMechanism):
 
     def cell_variance(self, n_cells: int) -> CellVariance:
         """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        v = self.cell_noise(n_cells).indicator_variance
-        return CellVariance(count=v, label_sum=self.label_sum_variance(v))
+        noise = self.cell_noise(n_cells)
+        return self.indicator_cell_variance(noise.offset, noise.slope)
 
 
 class KRRPairReport(NamedTuple):
@@ -193,8 +193,12 @@ class KRRJointMechanism(KitMechanism):
         per_cell = self.levels + 1
         big = max(abs(self.label_bound[0]), abs(self.label_bound[1]))
         inside = noise.slope + per_cell * noise.offset
+        outside = per_cell * noise.offset
         return CellVariance(
-            count=_block_variance(noise, per_cell), label_sum=big**2 * inside / noise.slope**2
+            count=_block_variance(noise, per_cell),
+            label_sum=big**2 * inside / noise.slope**2,
+            count_outside=outside * (1.0 - outside) / noise.slope**2,
+            label_sum_outside=big**2 * outside / noise.slope**2,
         )
 
 
@@ -243,6 +247,10 @@ class KRRCellClassMechanism(KitMechanism):
     def cell_variance(self, n_cells: int) -> CellVariance:
         """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
         noise = self.pair_noise(n_cells)
+        block = self.n_classes * noise.offset
         return CellVariance(
-            count=_block_variance(noise, self.n_classes), label_sum=noise.indicator_variance
+            count=_block_variance(noise, self.n_classes),
+            label_sum=noise.indicator_variance,
+            count_outside=block * (1.0 - block) / noise.slope**2,
+            label_sum_outside=indicator_variances(noise.offset, noise.slope)[1],
         )

@@ -122,8 +122,7 @@ class OUELaplaceMechanism(GeometricLabel, KitMechanism):
     def cell_variance(self, n_cells: int) -> CellVariance:
         """Per-holder variance bounds (module docstring; independent of ``n_cells``)."""
         check_int(n_cells, "n_cells", minimum=1)
-        v = self.unary.indicator_variance
-        return CellVariance(count=v, label_sum=self.label_sum_variance(v))
+        return self.indicator_cell_variance(self.unary.offset, self.unary.slope)
 
 
 class OUECellClassReport(NamedTuple):
@@ -188,4 +187,9 @@ class OUECellClassMechanism(KitMechanism):
         q = noise.flip_prob
         off = q * (1.0 - q)
         count = max(0.25 + (k - 1) * off, k * off) / noise.slope**2
-        return CellVariance(count=count, label_sum=noise.indicator_variance)
+        return CellVariance(
+            count=count,
+            label_sum=noise.indicator_variance,
+            count_outside=k * off / noise.slope**2,
+            label_sum_outside=off / noise.slope**2,
+        )

@@ -48,7 +48,7 @@ from ldptree.mechanisms._kit import (
     label_level,
 )
 from ldptree.mechanisms._noise import BitFlip
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import CellVariance, label_sum_variances
 from ldptree.protocols import CellEstimates
 
 LabelNoise = BitFlip | MatrixNoise
@@ -162,4 +162,7 @@ class RRLabelMechanism(KitMechanism):
         check_int(n_cells, "n_cells", minimum=1)
         v_c, v_y = self.count_variance, self.label_variance
         big = max(abs(self.label_bound[0]), abs(self.label_bound[1]))
-        return CellVariance(count=v_c, label_sum=v_c * big**2 + (v_c + 1.0) * v_y)
+        inside, outside = label_sum_variances(v_c, v_c, big, v_y)
+        return CellVariance(
+            count=v_c, label_sum=inside, label_sum_outside=outside, label_variance=v_y
+        )

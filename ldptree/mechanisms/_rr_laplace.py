@@ -54,7 +54,7 @@ from ldptree.mechanisms._kit import (
     label_levels,
 )
 from ldptree.mechanisms._noise import BitFlip, Geometric
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import CellVariance, label_sum_variances
 from ldptree.protocols import CellEstimates
 
 
@@ -199,12 +199,16 @@ class RRLaplaceMechanism(KitMechanism):
         ``s^_j = sum_i W_ij y~_i`` with ``W_ij = (Z_ij - q') / (1 - 2q')`` and ``y~_i`` the released
         label, independent given the record, so one holder adds
         ``E[W^2] E[y~^2] - (1{j_i = j} y)^2 <= v_c M^2 + (v_c + 1) v_y`` where ``v_c`` is
-        :attr:`count_variance`, ``v_y`` :attr:`label_variance` and ``M = max(|lo|, |hi|)``.
+        :attr:`count_variance`, ``v_y`` :attr:`label_variance` plus the rounding's ``step^2 / 4``
+        and ``M = max(|lo|, |hi|)``; outside cell ``j`` a holder adds only ``v_c (M^2 + v_y)``.
         """
         check_int(n_cells, "n_cells", minimum=1)
-        v_c, v_y = self.count_variance, self.label_variance
+        v_c, v_y = self.count_variance, self.label_variance + self.label_step**2 / 4.0
         big = max(abs(self.label_bound[0]), abs(self.label_bound[1]))
-        return CellVariance(count=v_c, label_sum=v_c * big**2 + (v_c + 1.0) * v_y)
+        inside, outside = label_sum_variances(v_c, v_c, big, v_y)
+        return CellVariance(
+            count=v_c, label_sum=inside, label_sum_outside=outside, label_variance=v_y
+        )
 
     def decode_labels(self, code: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
         """Released labels ``lo + label_step * code`` as float64."""

@@ -11,9 +11,10 @@ The proxy. By the delta method around the true ``(s_j, c_j)`` with cell mean ``m
 ``Var(m^_j) ~ Var(s^_j - mu_j c^_j) / c_j^2``. By Cauchy-Schwarz,
 ``Var(s^_j - mu_j c^_j) <= (sd(s^_j) + |mu_j| sd(c^_j))^2``, and with ``n`` holders the
 mechanism's per-holder bounds (:meth:`cell_variance`: ``V_c`` for the count, ``V_s`` for the
-label sum) give ``sd(c^_j) <= sqrt(n V_c)``, ``sd(s^_j) <= sqrt(n V_s)``; ``|mu_j| <= m``, the
-bound's largest magnitude ``max(|lo|, |hi|)``. With the public guess ``c_j ~ n / L`` of a cell's
-holders (``L = n_cells``),
+label sum, averaged between a cell's own holders and the others with
+:meth:`~ldptree.mechanisms.CellVariance.mixed` at the public guess that a cell holds a share
+``1 / L`` of them, ``L = n_cells``) give ``sd(c^_j) <= sqrt(n V_c)``, ``sd(s^_j) <= sqrt(n V_s)``;
+``|mu_j| <= m``, the bound's largest magnitude ``max(|lo|, |hi|)``. With ``c_j ~ n / L``,
 
     Var(m^_j) <~ E(rho) / n,      E(rho) = L^2 (sqrt(V_s(rho)) + m sqrt(V_c(rho)))^2,
 
@@ -79,9 +80,8 @@ def predicted_error(mechanism: Any, n_cells: int, label_bound: Any) -> float:
         )
     n_cells = check_int(n_cells, "n_cells", minimum=1)
     lo, hi = to_label_bound(label_bound)
-    bound = mechanism.cell_variance(n_cells)
     big = max(abs(lo), abs(hi))
-    return float(n_cells**2 * (math.sqrt(bound.label_sum) + big * math.sqrt(bound.count)) ** 2)
+    return float(n_cells**2 * mechanism.cell_variance(n_cells).mean_error(big, 1.0 / n_cells))
 
 
 def optimal_split(
