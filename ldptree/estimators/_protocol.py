@@ -195,6 +195,24 @@ def stream_round(
         all_cells, labels = np.concatenate(cells_parts), np.concatenate(label_parts)
         summary = mechanism.simulate_summary(key, all_cells, labels, n_cells)
         return mechanism.debias(summary, all_cells.shape[0])
+    return fold_chunks(partition, mechanism, chunks, key=key, chunk_size=chunk_size)
+
+
+def fold_chunks(
+    partition: Partition,
+    mechanism: Mechanism,
+    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
+    *,
+    key: PRNGKey,
+    chunk_size: int,
+) -> CellEstimates:
+    """The per-holder round with the release's noise key already derived: route each chunk,
+    summarise its holders' reports (:func:`holder_summary`), merge, debias.
+
+    Pure given its inputs, so it also runs under ``jax.jit``/``jax.vmap`` with traced keys,
+    chunks and partition (the loop is over chunks, whose shapes are static).
+    """
+    n_cells = partition.n_leaves
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     state = aggregator.init()
     start = 0

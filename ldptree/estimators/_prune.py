@@ -56,6 +56,7 @@ import math
 from typing import Any
 
 import attrs
+import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, IntArray
@@ -95,6 +96,13 @@ class PruneResult:
     def leaf_eta(self) -> FloatArray:
         out: FloatArray = self.eta[self.leaf_node]
         return out
+
+
+jax.tree_util.register_pytree_node(  # so a traced prune can be returned from jax.jit
+    PruneResult,
+    lambda r: ((r.eta, r.statistic, r.lam, r.leaf_node), None),
+    lambda _, c: PruneResult(eta=c[0], statistic=c[1], lam=c[2], leaf_node=c[3]),
+)
 
 
 def node_stats(
