@@ -1,16 +1,35 @@
 """Aggregators, read-outs and the estimators composed from them."""
 
 from ldptree.estimators._aggregate import SumAggregator, SumState
+from ldptree.estimators._functional import (
+    LeafFit,
+    lpct_fit,
+    lpct_leaves,
+    lpct_pruned_fit,
+    lpct_pruned_leaves,
+    lpdt_fit,
+    lpdt_leaves,
+    private_round,
+)
 from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpdt import LPDTRegressor
-from ldptree.estimators._protocol import holder_summary, run_round
+from ldptree.estimators._protocol import holder_summary, release_key, run_round
 
 __all__ = [
     "LPCTClassifier",
     "LPCTPrunedClassifier",
     "LPDTRegressor",
+    "LeafFit",
     "SumAggregator",
     "SumState",
     "holder_summary",
+    "lpct_fit",
+    "lpct_leaves",
+    "lpct_pruned_fit",
+    "lpct_pruned_leaves",
+    "lpdt_fit",
+    "lpdt_leaves",
+    "private_round",
+    "release_key",
     "run_round",
 ]
