@@ -64,11 +64,21 @@ class CellEstimates:
     ``label_sum`` is ``float[L]`` for a scalar label (regression: ``sum_i y_i 1{j_i = j}``; binary
     classification: the class-1 count) and ``float[L, K]`` for per-class counts
     ``sum_i 1{j_i = j, y_i = k}`` (multi-class).
+
+    A JAX pytree (``count`` and ``label_sum`` are its leaves, ``n`` is static), so estimates can
+    be returned from ``jax.jit`` and batched by ``jax.vmap``.
     """
 
     count: FloatArray
     label_sum: FloatArray
     n: int
+
+
+jax.tree_util.register_pytree_node(
+    CellEstimates,
+    lambda e: ((e.count, e.label_sum), e.n),
+    lambda n, children: CellEstimates(count=children[0], label_sum=children[1], n=n),
+)
 
 
 @runtime_checkable

@@ -62,6 +62,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
+from ldptree._xp import float_dtype, namespace
 from ldptree.estimators._aggregate import ReportCollector
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._certify import certified_spend
@@ -87,26 +88,31 @@ def deconvolution_weights_log(
 
     The polynomial factors are multiplied directly in groups of coordinates small enough that
     no group's product can overflow float64, and one logarithm is taken per group, which is
-    several times faster than a logarithm per coordinate.
+    several times faster than a logarithm per coordinate. The group size depends on the data's
+    range, so traced inputs (``jax.jit``/``jax.vmap``, computed in ``jax.numpy``) take one
+    logarithm per coordinate, which agrees with the host to float64 rounding.
     """
+    xp = namespace(X, X_noisy)
     r2 = (noise_scale / bandwidth) ** 2
-    log_mag = np.zeros((X.shape[0], X_noisy.shape[0]))
-    sign = np.ones_like(log_mag)
+    log_mag = xp.zeros((X.shape[0], X_noisy.shape[0]), dtype=float_dtype(xp))
+    sign = xp.ones_like(log_mag)
     if X_noisy.shape[0] == 0 or X.shape[0] == 0:
         return log_mag, sign
-    # |1 - r2 (u^2 - 1)| <= 1 + r2 (1 + u_max^2): a group of g factors stays below 1e300
-    spread = float(np.max(np.abs(X_noisy))) + float(np.max(np.abs(X))) + 1.0
-    per_factor = np.log10(1.0 + r2 * (1.0 + (spread / bandwidth) ** 2))
-    group = max(1, int(300.0 // max(per_factor, 1e-300)))
+    group = 1
+    if xp is np:
+        # |1 - r2 (u^2 - 1)| <= 1 + r2 (1 + u_max^2): a group of g factors stays below 1e300
+        spread = float(np.max(np.abs(X_noisy))) + float(np.max(np.abs(X))) + 1.0
+        per_factor = np.log10(1.0 + r2 * (1.0 + (spread / bandwidth) ** 2))
+        group = max(1, int(300.0 // max(per_factor, 1e-300)))
     with np.errstate(divide="ignore", under="ignore"):
         for g0 in range(0, X.shape[1], group):
-            product = np.ones_like(log_mag)
+            product = xp.ones_like(log_mag)
             for k in range(g0, min(g0 + group, X.shape[1])):
-                u2 = np.square((X[:, k, None] - X_noisy[None, :, k]) / bandwidth)
+                u2 = xp.square((X[:, k, None] - X_noisy[None, :, k]) / bandwidth)
                 log_mag -= 0.5 * u2
                 product *= 1.0 - r2 * (u2 - 1.0)
-            log_mag += np.log(np.abs(product))
-            sign *= np.sign(product)
+            log_mag += xp.log(xp.abs(product))
+            sign *= xp.sign(product)
     return log_mag, sign
 
 
@@ -126,30 +132,35 @@ def deconvolution_sums(
     Blocks of ``test_chunk`` x ``holder_chunk`` (memory bound in the module docstring); over
     holder blocks the sums are rescaled to the running maximum of ``log|W|`` (streaming
     log-sum-exp), so no term underflows to zero unless it is ``e^-745`` below the largest.
+    Traceable (``jax.jit``/``jax.vmap``; the block loops are over static shapes).
     """
+    xp = namespace(X, X_noisy, y_noisy)
+    dtype = float_dtype(xp)
     n_test = X.shape[0]
-    num = np.zeros(n_test)
-    den = np.zeros(n_test)
-    absolute = np.zeros(n_test)
+    blocks: list[tuple[Any, Any, Any]] = []
     for t0 in range(0, n_test, test_chunk):
         rows = slice(t0, min(t0 + test_chunk, n_test))
-        top = np.full(rows.stop - rows.start, -np.inf)
-        n_, d_, a_ = (np.zeros(rows.stop - rows.start) for _ in range(3))
+        top = xp.full(rows.stop - rows.start, -np.inf, dtype=dtype)
+        n_, d_, a_ = (xp.zeros(rows.stop - rows.start, dtype=dtype) for _ in range(3))
         for h0 in range(0, X_noisy.shape[0], holder_chunk):
             cols = slice(h0, h0 + holder_chunk)
             log_mag, sign = deconvolution_weights_log(
                 X[rows], X_noisy[cols], bandwidth, noise_scale
             )
-            new_top = np.maximum(top, log_mag.max(axis=1))
+            new_top = xp.maximum(top, log_mag.max(axis=1))
             # exp(-inf - finite) = 0: the first block rescales empty sums harmlessly
             with np.errstate(invalid="ignore"):
-                rescale = np.where(np.isneginf(top), 0.0, np.exp(top - new_top))
-            weights = sign * np.exp(log_mag - new_top[:, None])
+                rescale = xp.where(xp.isneginf(top), 0.0, xp.exp(top - new_top))
+            weights = sign * xp.exp(log_mag - new_top[:, None])
             n_ = n_ * rescale + weights @ y_noisy[cols]
             d_ = d_ * rescale + weights.sum(axis=1)
-            a_ = a_ * rescale + np.abs(weights).sum(axis=1)
+            a_ = a_ * rescale + xp.abs(weights).sum(axis=1)
             top = new_top
-        num[rows], den[rows], absolute[rows] = n_, d_, a_
+        blocks.append((n_, d_, a_))
+    if not blocks:
+        empty = xp.zeros(0, dtype=dtype)
+        return empty, empty, empty
+    num, den, absolute = (xp.concatenate([b[i] for b in blocks]) for i in range(3))
     return num, den, absolute
 
 

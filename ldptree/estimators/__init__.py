@@ -9,9 +9,19 @@ from ldptree.estimators._aggregate import (
     SumState,
 )
 from ldptree.estimators._fits import ESTIMATOR_NEEDS, check_mechanism_fits
+from ldptree.estimators._functional import (
+    LeafFit,
+    lpct_fit,
+    lpct_leaves,
+    lpct_pruned_fit,
+    lpct_pruned_leaves,
+    lpdt_fit,
+    lpdt_leaves,
+    private_round,
+)
 from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpdt import LPDTRegressor
-from ldptree.estimators._protocol import holder_summary, run_round
+from ldptree.estimators._protocol import holder_summary, release_key, run_round
 
 __all__ = [
     "ESTIMATOR_NEEDS",
@@ -19,6 +29,7 @@ __all__ = [
     "LPCTClassifier",
     "LPCTPrunedClassifier",
     "LPDTRegressor",
+    "LeafFit",
     "ReportCollector",
     "SimulatedState",
     "SimulatedSumAggregator",
@@ -26,5 +37,13 @@ __all__ = [
     "SumState",
     "check_mechanism_fits",
     "holder_summary",
+    "lpct_fit",
+    "lpct_leaves",
+    "lpct_pruned_fit",
+    "lpct_pruned_leaves",
+    "lpdt_fit",
+    "lpdt_leaves",
+    "private_round",
+    "release_key",
     "run_round",
 ]

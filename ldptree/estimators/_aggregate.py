@@ -12,6 +12,11 @@ read-out that needs the reports themselves (DECONV's kernel regression on releas
 :class:`SimulatedSumAggregator` is the aggregate simulation (``simulation="aggregate"``) as an
 aggregator: a simulation device that keeps the routed records and draws the summed reports at
 ``finalize``; it sees private data, so it is for experiments only.
+
+Under ``jax.jit``/``jax.vmap`` (traced reports or states) the same code runs in ``jax.numpy``:
+sums are held in JAX's widest enabled integer (int64 inside ``jax.enable_x64(True)``, else int32,
+which is exact up to the mechanism's ``max_summary_rows`` reports; more is refused). ``SumState``
+is a pytree, so a state can cross a ``jit`` boundary.
 """
 
 from __future__ import annotations
@@ -20,17 +25,26 @@ from typing import Any
 
 import attrs
 import jax
+import jax.numpy as jnp
 import numpy as np
 
 from ldptree._typing import PRNGKey
+from ldptree._xp import float_dtype, int_dtype, is_traced, namespace
 from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
 
 
-def to_host(x: Any) -> np.ndarray[Any, Any]:
-    arr = np.asarray(x)
-    if np.issubdtype(arr.dtype, np.integer):
-        return arr.astype(np.int64)
-    return arr.astype(np.float64)
+def _add(a: Any, b: Any) -> Any:
+    return a + b  # np.add on host arrays, jnp.add on traced ones
+
+
+def to_host(x: Any) -> Any:
+    """``x`` widened for exact summation: int64/float64 on the host; under a trace the widest
+    dtypes JAX enables (:func:`~ldptree._xp.int_dtype`, :func:`~ldptree._xp.float_dtype`)."""
+    xp = namespace(x)
+    arr = xp.asarray(x)
+    if xp.issubdtype(arr.dtype, xp.integer):
+        return arr.astype(int_dtype(xp))
+    return arr.astype(float_dtype(xp))
 
 
 @attrs.frozen(eq=False)
@@ -39,6 +53,11 @@ class SumState:
 
     n: int = 0
     stats: Any = None
+
+
+jax.tree_util.register_pytree_node(
+    SumState, lambda s: ((s.stats,), s.n), lambda n, children: SumState(n=n, stats=children[0])
+)
 
 
 @attrs.frozen
@@ -68,7 +87,14 @@ class SumAggregator:
             return SumState(n=a.n + b.n, stats=b.stats)
         if b.stats is None:
             return SumState(n=a.n + b.n, stats=a.stats)
-        return SumState(n=a.n + b.n, stats=jax.tree_util.tree_map(np.add, a.stats, b.stats))
+        if is_traced(a.stats, b.stats) and np.dtype(int_dtype(jnp)).itemsize < 8:
+            limit = int(getattr(self.mechanism, "max_summary_rows", 0) or 0)
+            if a.n + b.n > limit:
+                raise ValueError(
+                    f"traced sums of {a.n + b.n} reports may overflow int32 (exact up to "
+                    f"max_summary_rows={limit}); trace inside jax.enable_x64(True)"
+                )
+        return SumState(n=a.n + b.n, stats=jax.tree_util.tree_map(_add, a.stats, b.stats))
 
     def finalize(self, state: SumState) -> CellEstimates:
         if state.stats is None:

@@ -47,14 +47,13 @@ from ldptree.estimators._composition import (
     route,
 )
 from ldptree.estimators._fits import check_mechanism_fits
+from ldptree.estimators._functional import lpct_leaves, lpct_pruned_leaves
 from ldptree.estimators._lpct_readout import (
     FALLBACKS,
     check_lam,
-    class_prior,
     private_class_counts,
     public_class_counts,
     simplex_projection,
-    weighted_eta,
 )
 from ldptree.estimators._protocol import (
     budget_ledger,
@@ -62,7 +61,7 @@ from ldptree.estimators._protocol import (
     fit_scaler,
     stream_round,
 )
-from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
+from ldptree.estimators._prune import PRUNE_RULES
 from ldptree.estimators._rows import is_chunk_stream
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
@@ -393,24 +392,15 @@ class LPCTClassifier(_LPCTBase):
         return self
 
     def _eta(self, lam: float) -> tuple[FloatArray, np.ndarray[Any, Any]]:
-        n_cells, n_classes = self.public_class_counts_.shape
-        private_count, private_classes = np.zeros(n_cells), np.zeros((n_cells, n_classes))
-        if self.estimates_ is not None and self.private_class_counts_ is not None:
-            private_count = np.asarray(self.estimates_.count, dtype=np.float64)
-            private_classes = self.private_class_counts_
-        elif not math.isinf(lam):
+        if self.estimates_ is None and not math.isinf(lam):
             raise ValueError(
                 "this model was fitted with lam=inf (public only) and collected no private "
                 "reports; refit with a finite lam to read out other values"
             )
-        return weighted_eta(
-            private_count,
-            private_classes,
-            self.public_class_counts_,
-            lam,
-            fallback=self.fallback,
-            prior=class_prior(self.public_class_counts_),
+        leaves = lpct_leaves(
+            self.estimates_, self.public_class_counts_, lam=lam, fallback=self.fallback
         )
+        return leaves.values, leaves.used_fallback
 
     def predict_proba_path(self, X: Any, lams: Any) -> FloatArray:
         """``float[n_lams, n, K]``: :meth:`predict_proba` for several ``lam`` from this one
@@ -547,18 +537,16 @@ class LPCTPrunedClassifier(_LPCTBase):
             binary=True,
         )
         assert estimates is not None  # collect=True
-        counts = private_class_counts(estimates, 2)
-        stats = node_stats(
+        result = lpct_pruned_leaves(
             partition,
-            np.asarray(estimates.count, dtype=np.float64),
-            counts[:, 1],
-            public.sum(axis=1),
-            public[:, 1],
-            n_private=estimates.n,
+            estimates,
+            public,
             epsilon=epsilon,
             max_depth=max_depth,
+            min_depth=min_depth,
+            rule=rule,
+            c=c,
         )
-        result: PruneResult = prune(partition, stats, min_depth=min_depth, rule=rule, c=c)
         self.max_depth_, self.min_depth_ = max_depth, min_depth
         self.prune_ = result
         self.leaf_node_ = result.leaf_node

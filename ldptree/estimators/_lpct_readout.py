@@ -24,6 +24,9 @@ Denominators (``fallback``):
 Probabilities (ours): ``eta`` need not lie in the simplex (noise, negative counts). The predicted
 class is ``argmax_k eta_k`` and ``predict_proba`` is the Euclidean projection of ``eta`` onto the
 simplex, which preserves the arg-max.
+
+Every function here is pure array code (:mod:`ldptree._xp`): NumPy float64 on concrete inputs,
+``jax.numpy`` under ``jax.jit``/``jax.vmap`` (``lam`` and ``fallback`` stay Python values).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
+from ldptree._xp import as_float, bincount, float_dtype, namespace
 from ldptree.protocols import CellEstimates
 
 FALLBACKS = ("none", "prior")
@@ -51,27 +55,32 @@ def check_lam(value: Any, name: str = "lam") -> float:
 
 def private_class_counts(estimates: CellEstimates, n_classes: int) -> FloatArray:
     """``V^`` as ``float[L, K]``: the binary form's class-1 count gives ``(U^ - V^, V^)``."""
-    label_sum = np.asarray(estimates.label_sum, dtype=np.float64)
+    xp = namespace(estimates)
+    label_sum = as_float(estimates.label_sum, xp)
     if label_sum.ndim == 1:
         if n_classes != 2:
             raise ValueError(
                 f"the mechanism released a scalar label per cell, which only encodes 2 classes, "
                 f"but there are {n_classes}"
             )
-        return np.column_stack([estimates.count - label_sum, label_sum])
+        binary: FloatArray = xp.stack([estimates.count - label_sum, label_sum], axis=1)
+        return binary
     if label_sum.shape[1] != n_classes:
         raise ValueError(
             f"the mechanism released {label_sum.shape[1]} classes per cell, expected {n_classes}"
         )
-    return label_sum
+    per_class: FloatArray = label_sum
+    return per_class
 
 
 def public_class_counts(
     cells: IntArray, codes: IntArray, n_cells: int, n_classes: int
 ) -> FloatArray:
     """``V^Q`` as ``float[L, K]``: public rows per (cell, class); ``U^Q`` is its row sum."""
-    flat = np.bincount(cells * n_classes + codes, minlength=n_cells * n_classes)
-    return flat.reshape(n_cells, n_classes).astype(np.float64)
+    xp = namespace(cells, codes)
+    flat = bincount(xp, cells * n_classes + codes, n_cells * n_classes)
+    counts: FloatArray = flat.reshape(n_cells, n_classes).astype(float_dtype(xp))
+    return counts
 
 
 def weighted_eta(
@@ -84,6 +93,7 @@ def weighted_eta(
     prior: FloatArray,
 ) -> tuple[FloatArray, BoolArray]:
     """``(eta float[L, K], fell_back bool[L])`` for one ``lambda`` (module docstring)."""
+    xp = namespace(private_count, private_classes, public_classes, prior)
     public_count = public_classes.sum(axis=1)
     if math.isinf(lam):
         numerator, denominator = public_classes, public_count
@@ -92,32 +102,36 @@ def weighted_eta(
         denominator = private_count + lam * public_count
     if fallback == "prior":
         bad = denominator <= 0
-        safe = np.where(bad, 1.0, denominator)
-        eta = np.where(bad[:, None], prior[None, :], numerator / safe[:, None])
+        safe = xp.where(bad, 1.0, denominator)
+        eta = xp.where(bad[:, None], prior[None, :], numerator / safe[:, None])
         return eta, bad
     zero = denominator == 0
-    safe = np.where(zero, 1.0, denominator)
-    eta = np.where(zero[:, None], 0.0, numerator / safe[:, None])
+    safe = xp.where(zero, 1.0, denominator)
+    eta = xp.where(zero[:, None], 0.0, numerator / safe[:, None])
     return eta, zero
 
 
 def class_prior(public_classes: FloatArray) -> FloatArray:
     """Public class frequencies over all public rows (uniform if there are none)."""
+    xp = namespace(public_classes)
     totals = public_classes.sum(axis=0)
-    if totals.sum() <= 0:
-        return np.full(public_classes.shape[1], 1.0 / public_classes.shape[1])
-    prior: FloatArray = totals / totals.sum()
+    total = totals.sum()
+    positive = total > 0
+    prior: FloatArray = xp.where(
+        positive, totals / xp.where(positive, total, 1.0), 1.0 / public_classes.shape[1]
+    )
     return prior
 
 
 def simplex_projection(eta: FloatArray) -> FloatArray:
     """Euclidean projection of every row onto the probability simplex (order preserving)."""
+    xp = namespace(eta)
     k = eta.shape[-1]
-    ordered = -np.sort(-eta, axis=-1)
-    cumulative = np.cumsum(ordered, axis=-1) - 1.0
-    ranks = np.arange(1, k + 1)
+    ordered = -xp.sort(-eta, axis=-1)
+    cumulative = xp.cumsum(ordered, axis=-1) - 1.0
+    ranks = xp.arange(1, k + 1)
     support = ordered - cumulative / ranks > 0
-    rho = k - np.argmax(support[..., ::-1], axis=-1)
-    tau = np.take_along_axis(cumulative, (rho - 1)[..., None], axis=-1) / rho[..., None]
-    projected: FloatArray = np.maximum(eta - tau, 0.0)
+    rho = k - xp.argmax(support[..., ::-1], axis=-1)
+    tau = xp.take_along_axis(cumulative, (rho - 1)[..., None], axis=-1) / rho[..., None]
+    projected: FloatArray = xp.maximum(eta - tau, 0.0)
     return projected

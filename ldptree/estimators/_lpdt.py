@@ -48,6 +48,7 @@ from ldptree.estimators._composition import (
     make_partitioner,
     route,
 )
+from ldptree.estimators._functional import lpdt_leaves
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_rows,
@@ -55,7 +56,7 @@ from ldptree.estimators._protocol import (
     resolve_label_bound,
     stream_round,
 )
-from ldptree.estimators._readout import cell_means, ratio_with_fallback
+from ldptree.estimators._readout import cell_means
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
 from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
@@ -246,7 +247,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
         else:
             public_mean = np.full(partition.n_leaves, default)
-        values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
+        leaves = lpdt_leaves(estimates, public_mean, min_ratio=min_ratio)
 
         self.n_features_in_ = d
         self.scaler_ = scaler
@@ -255,8 +256,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.label_bound_ = bound
         self.estimates_ = estimates
         self.public_leaf_mean_ = public_mean
-        self.leaf_values_ = values
-        self.used_fallback_ = fallback
+        self.leaf_values_ = leaves.values
+        self.used_fallback_ = leaves.used_fallback
         self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
         self.privacy_ = ledger.total
         self.privacy_certificate_ = charge.certificate

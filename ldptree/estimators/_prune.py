@@ -44,16 +44,23 @@ Walk (LPCT v1 ``7f81694`` semantics: one release at the full ``eps``, no refit):
 each leaf up to depth ``min_depth``, the first node with ``T >= 1`` gives the leaf's estimate; if
 none does, the visited node with the largest ``T`` (the deepest on ties). Every node's statistic is
 a pure function of its subtree's original leaf sums (no double counting, no state).
+
+All of it is array code (:mod:`ldptree._xp`): NumPy float64 on concrete inputs, ``jax.numpy``
+under ``jax.jit``/``jax.vmap`` (the report and public row counts, ``n_private``/``n_public``, stay
+Python integers: they are public and fix constants).
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import attrs
+import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, IntArray
+from ldptree._xp import as_float, is_traced, namespace
 from ldptree.partitions._ancestry import leaf_ancestors, node_depths, subtree_sums
 from ldptree.partitions._partition import Partition
 
@@ -91,6 +98,13 @@ class PruneResult:
         return out
 
 
+jax.tree_util.register_pytree_node(  # so a traced prune can be returned from jax.jit
+    PruneResult,
+    lambda r: ((r.eta, r.statistic, r.lam, r.leaf_node), None),
+    lambda _, c: PruneResult(eta=c[0], statistic=c[1], lam=c[2], leaf_node=c[3]),
+)
+
+
 def node_stats(
     partition: Partition,
     private_count: FloatArray,
@@ -101,11 +115,17 @@ def node_stats(
     n_private: int,
     epsilon: float,
     max_depth: int,
+    n_public: int | None = None,
 ) -> NodeStats:
-    """Subtree sums of the leaf statistics and the node constants (``n_Q`` = public rows)."""
-    leaf = np.column_stack(
-        [private_count, private_ones, public_count, public_ones, np.ones_like(private_count)]
-    )
+    """Subtree sums of the leaf statistics and the node constants (``n_Q`` = public rows, by
+    default the sum of ``public_count``, which must then be concrete)."""
+    xp = namespace(partition, private_count, private_ones, public_count, public_ones)
+    columns = [as_float(c, xp) for c in (private_count, private_ones, public_count, public_ones)]
+    leaf = xp.stack([*columns, xp.ones_like(columns[0])], axis=1)
+    if n_public is None:
+        if is_traced(public_count):
+            raise ValueError("public_count is traced: pass n_public (the number of public rows)")
+        n_public = round(float(np.sum(public_count)))
     sums = subtree_sums(partition, leaf)
     return NodeStats(
         u_p=sums[:, 0],
@@ -115,32 +135,39 @@ def node_stats(
         depth=node_depths(partition),
         n_leaves_below=sums[:, 4],
         n_private=int(n_private),
-        n_public=round(float(np.sum(public_count))),
-        epsilon=float(epsilon),
+        n_public=int(n_public),
+        epsilon=epsilon if is_traced(epsilon) else float(epsilon),
         max_depth=max(int(max_depth), partition.depth),
     )
 
 
+def _arrays(stats: NodeStats) -> tuple[Any, ...]:
+    """The arrays of ``stats`` that decide its namespace (traced or not)."""
+    return stats.u_p, stats.v_p, stats.u_q, stats.v_q, stats.depth, stats.epsilon
+
+
 def _noise_proxy(stats: NodeStats, multiplicity: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``(u, c2)`` with ``c1 = 2 multiplicity (2 ln(2 n_P) + eps 2^{-k/2} sqrt(c2))^2``."""
-    k = stats.depth.astype(np.float64)
+    xp = namespace(stats.depth, multiplicity, stats.epsilon)
+    k = as_float(stats.depth, xp)
     n_p, eps = float(max(stats.n_private, 1)), stats.epsilon
     c2 = math.log(n_p + stats.n_public) + k + 1.0
     c1 = (
         2.0
         * multiplicity
-        * (2.0 * math.log(2.0 * n_p) + eps * 2.0 ** (-k / 2.0) * np.sqrt(c2)) ** 2
+        * (2.0 * math.log(2.0 * n_p) + eps * 2.0 ** (-k / 2.0) * xp.sqrt(c2)) ** 2
     )
     return c1 / c2 * n_p / eps**2, c2
 
 
 def _public_only(stats: NodeStats, c: float) -> tuple[FloatArray, FloatArray]:
     """``(eta, T)`` of the public-only estimate ``V_Q / U_Q``."""
-    k = stats.depth.astype(np.float64)
+    xp = namespace(stats.depth, stats.u_q, stats.v_q)
+    k = as_float(stats.depth, xp)
     c2q = math.log(max(stats.n_public, 1)) + k + 1.0
-    safe = np.where(stats.u_q > 0, stats.u_q, 1.0)
-    eta = np.where(stats.u_q > 0, stats.v_q / safe, 0.5)
-    t = np.where(stats.u_q > 0, np.abs(eta - 0.5) * np.sqrt(safe) / (c * np.sqrt(c2q)), 0.0)
+    safe = xp.where(stats.u_q > 0, stats.u_q, 1.0)
+    eta = xp.where(stats.u_q > 0, stats.v_q / safe, 0.5)
+    t = xp.where(stats.u_q > 0, xp.abs(eta - 0.5) * xp.sqrt(safe) / (c * xp.sqrt(c2q)), 0.0)
     return eta, t
 
 
@@ -157,19 +184,20 @@ def _combined(
     Only meaningful where ``u_p > 0`` and ``u_q > 0``; ``lam* = 0`` (private only) where the
     signals disagree or vanish.
     """
-    safe_p = np.where(u_p > 0, u_p, 1.0)
-    safe_q = np.where(stats.u_q > 0, stats.u_q, 1.0)
-    variance = np.where(variance > 0, variance, 1.0)  # masked out by the callers where <= 0
+    xp = namespace(u_p, v_p, stats.u_q, stats.v_q, variance, c2)
+    safe_p = xp.where(u_p > 0, u_p, 1.0)
+    safe_q = xp.where(stats.u_q > 0, stats.u_q, 1.0)
+    variance = xp.where(variance > 0, variance, 1.0)  # masked out by the callers where <= 0
     s_p = v_p / safe_p - 0.5
     s_q = stats.v_q / safe_q - 0.5
     agree = s_p * s_q > 0
-    lam = np.where(agree, variance / safe_p * s_q / np.where(agree, s_p, 1.0), 0.0)
+    lam = xp.where(agree, variance / safe_p * s_q / xp.where(agree, s_p, 1.0), 0.0)
     denominator = u_p + lam * stats.u_q
-    safe_d = np.where(denominator > 0, denominator, 1.0)
+    safe_d = xp.where(denominator > 0, denominator, 1.0)
     eta = (v_p + lam * stats.v_q) / safe_d
-    radius = c * np.sqrt(c2) * np.sqrt(variance + lam**2 * stats.u_q) / safe_d
-    t = np.abs(eta - 0.5) / radius
-    t_private = np.abs(s_p) * u_p / (c * np.sqrt(c2) * np.sqrt(variance))
+    radius = c * xp.sqrt(c2) * xp.sqrt(variance + lam**2 * stats.u_q) / safe_d
+    t = xp.abs(eta - 0.5) / radius
+    t_private = xp.abs(s_p) * u_p / (c * xp.sqrt(c2) * xp.sqrt(variance))
     return eta, t, lam, t_private
 
 
@@ -178,35 +206,36 @@ def node_statistics(
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``(eta, T, lam)`` for every node under ``rule`` (module docstring); ``lam = inf`` marks
     public only, ``0`` private only."""
-    a = (stats.max_depth - stats.depth).astype(np.float64)
+    xp = namespace(*_arrays(stats))
+    a = as_float(stats.max_depth - stats.depth, xp)
     eta_q, t_q = _public_only(stats, c)
     if rule == "reference":
         u, c2 = _noise_proxy(stats, 2.0**a)
         usable = (stats.u_q > 0) & (stats.u_p > 0) & (stats.v_p > 0)
         above_one = stats.v_p > stats.u_p
-        v_p = np.where(above_one, stats.u_p, stats.v_p)
+        v_p = xp.where(above_one, stats.u_p, stats.v_p)
         usable &= above_one | (u <= stats.u_p)
-        variance = np.where(above_one, u, stats.u_p)
+        variance = xp.where(above_one, u, stats.u_p)
         eta_c, t_c, lam_c, t_p = _combined(stats.u_p, v_p, stats, variance, c2, c)
         # step 4 (signals agree): the combined optimum; step 5 (they disagree, lam* = 0): the
         # private end; either way public only wins when T_Q is larger
-        eta_c = np.where(lam_c > 0, eta_c, v_p / np.where(stats.u_p > 0, stats.u_p, 1.0))
-        t_c = np.where(lam_c > 0, t_c, t_p)
+        eta_c = xp.where(lam_c > 0, eta_c, v_p / xp.where(stats.u_p > 0, stats.u_p, 1.0))
+        t_c = xp.where(lam_c > 0, t_c, t_p)
         use_public = ~usable | (t_c < t_q)
-        eta = np.where(stats.u_q > 0, np.where(use_public, eta_q, eta_c), 0.5)
-        t = np.where(stats.u_q > 0, np.where(use_public, t_q, t_c), 0.0)
-        lam = np.where(use_public, np.inf, lam_c)
+        eta = xp.where(stats.u_q > 0, xp.where(use_public, eta_q, eta_c), 0.5)
+        t = xp.where(stats.u_q > 0, xp.where(use_public, t_q, t_c), 0.0)
+        lam = xp.where(use_public, xp.inf, lam_c)
         return eta, t, lam
     u, c2 = _noise_proxy(stats, stats.n_leaves_below)
-    variance = u + np.maximum(stats.u_p, 0.0)
-    v_p = np.clip(stats.v_p, 0.0, np.maximum(stats.u_p, 0.0))
+    variance = u + xp.maximum(stats.u_p, 0.0)
+    v_p = xp.clip(stats.v_p, 0.0, xp.maximum(stats.u_p, 0.0))
     eta_c, t_c, lam_c, t_p = _combined(stats.u_p, v_p, stats, variance, c2, c)
-    private_ratio = v_p / np.where(stats.u_p > 0, stats.u_p, 1.0)
+    private_ratio = v_p / xp.where(stats.u_p > 0, stats.u_p, 1.0)
     # where the signals disagree the optimum is an end; lam* = 0 already gives the private end
     use_private = (stats.u_p > 0) & ((stats.u_q <= 0) | (t_c >= t_q))
-    eta = np.where(use_private, np.where(stats.u_q > 0, eta_c, private_ratio), eta_q)
-    t = np.where(use_private, np.where(stats.u_q > 0, t_c, t_p), t_q)
-    lam = np.where(use_private, np.where(stats.u_q > 0, lam_c, 0.0), np.inf)
+    eta = xp.where(use_private, xp.where(stats.u_q > 0, eta_c, private_ratio), eta_q)
+    t = xp.where(use_private, xp.where(stats.u_q > 0, t_c, t_p), t_q)
+    lam = xp.where(use_private, xp.where(stats.u_q > 0, lam_c, 0.0), xp.inf)
     return eta, t, lam
 
 
@@ -215,14 +244,16 @@ def prune(
 ) -> PruneResult:
     """Each leaf's node: the first ancestor (from the leaf up to depth ``min_depth``) with
     ``T >= 1``, else the visited node of largest ``T`` (deepest on ties)."""
+    xp = namespace(partition, *_arrays(stats))
     eta, t, lam = node_statistics(stats, rule=rule, c=c)
     table = leaf_ancestors(partition)
-    depth_ok = np.where(table >= 0, stats.depth[np.maximum(table, 0)] >= min_depth, False)
-    depth_ok[:, 0] = True  # a leaf shallower than min_depth keeps its own estimate
-    t_table = np.where(depth_ok, t[np.maximum(table, 0)], -np.inf)
+    depth_ok = xp.where(table >= 0, stats.depth[xp.maximum(table, 0)] >= min_depth, False)
+    own = xp.arange(table.shape[1]) == 0  # a leaf shallower than min_depth keeps its own estimate
+    depth_ok = depth_ok | own[None, :]
+    t_table = xp.where(depth_ok, t[xp.maximum(table, 0)], -xp.inf)
     confident = t_table >= 1.0
-    first = np.argmax(confident, axis=1)
-    best = np.argmax(t_table, axis=1)
-    level = np.where(confident.any(axis=1), first, best)
-    leaf_node = table[np.arange(table.shape[0]), level]
+    first = xp.argmax(confident, axis=1)
+    best = xp.argmax(t_table, axis=1)
+    level = xp.where(confident.any(axis=1), first, best)
+    leaf_node = xp.take_along_axis(table, level[:, None], axis=1)[:, 0]
     return PruneResult(eta=eta, statistic=t, lam=lam, leaf_node=leaf_node)

@@ -5,6 +5,9 @@ cell falls back to a public estimate (the reference predicts the public leaf mea
 rule is ``c^_j < tau n`` with ``tau = 0`` by default, which only catches negative counts; we also
 treat ``c^_j = 0`` as too small (the paper's ``0/0``), since a ratio with a zero denominator is
 undefined.
+
+Both read-outs are pure array code (:mod:`ldptree._xp`): NumPy float64 on concrete inputs,
+``jax.numpy`` under ``jax.jit``/``jax.vmap``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray
+from ldptree._xp import bincount, namespace
 from ldptree.protocols import CellEstimates
 
 
@@ -19,14 +23,17 @@ def ratio_with_fallback(
     estimates: CellEstimates, fallback: FloatArray, *, min_ratio: float
 ) -> tuple[FloatArray, BoolArray]:
     """``(values[L], used_fallback[L])``: ``s^/c^`` if ``c^ > min_ratio n``, else ``fallback``."""
+    xp = namespace(estimates, fallback)
     usable = estimates.count > min_ratio * estimates.n
-    safe = np.where(usable, estimates.count, 1.0)
-    values = np.where(usable, estimates.label_sum / safe, fallback)
+    safe = xp.where(usable, estimates.count, 1.0)
+    values = xp.where(usable, estimates.label_sum / safe, fallback)
     return values, ~usable
 
 
 def cell_means(cells: np.ndarray, y: FloatArray, n_cells: int, default: float) -> FloatArray:
     """Mean of ``y`` per cell (``default`` for cells with no rows): public leaf means."""
-    counts = np.bincount(cells, minlength=n_cells)
-    sums = np.bincount(cells, weights=y, minlength=n_cells)
-    return np.where(counts > 0, sums / np.maximum(counts, 1), default)
+    xp = namespace(cells, y)
+    counts = bincount(xp, cells, n_cells)
+    sums = bincount(xp, cells, n_cells, weights=y)
+    means: FloatArray = xp.where(counts > 0, sums / xp.maximum(counts, 1), default)
+    return means

@@ -51,6 +51,7 @@ import numpy as np
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
+from ldptree._xp import as_float, namespace
 from ldptree.accounting._law import CellBlock, IndexBlock, LabelBlock, RecordBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._channel import MatrixNoise
@@ -325,12 +326,16 @@ def debias_indicators(
     ``S_j = sum_i 1_ij code_i``), ``sum_{i in j} t_i`` is estimated by ``(S_j - offset S) / slope``
     and the label sum ``sum_{i in j} (lo + step t_i)`` by
     ``lo c^_j + step (S_j - offset S) / slope``. Without ``cross`` the label sums are zero.
+
+    Pure array arithmetic (:mod:`ldptree._xp`): float64 NumPy on concrete sums, ``jax.numpy``
+    on traced ones, so it runs under ``jax.jit``/``jax.vmap``.
     """
+    xp = namespace(counts, cross, total)
     offset, slope = noise.offset, noise.slope
-    centred = np.asarray(counts, dtype=np.float64) - n * offset
+    centred = as_float(counts, xp) - n * offset
     if cross is None:
-        return CellEstimates(count=centred / slope, label_sum=np.zeros_like(centred), n=int(n))
-    levels = np.asarray(cross, dtype=np.float64) - offset * float(np.asarray(total))
+        return CellEstimates(count=centred / slope, label_sum=xp.zeros_like(centred), n=int(n))
+    levels = as_float(cross, xp) - offset * as_float(total, xp).reshape(())
     label_sum = (lo * centred + step * levels) / slope
     return CellEstimates(count=centred / slope, label_sum=label_sum, n=int(n))
 

@@ -42,6 +42,7 @@ import numpy as np
 
 from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
+from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._kit import NULL_LABEL, CellRelease, ClassLabels, KitMechanism, Release
 from ldptree.mechanisms._noise import Geometric
 from ldptree.mechanisms._variance import CellVariance
@@ -110,11 +111,11 @@ class LaplaceCellClassMechanism(KitMechanism):
         return (("cell one-hot (geometric)", half), ("cell x class one-hot (geometric)", half))
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
-        """Unbiased cell counts and class counts from summed codes of ``n`` reports."""
+        """Unbiased cell counts and class counts from summed codes of ``n`` reports (the codes'
+        noise is centred, so the sums are the estimates; traceable, see :mod:`ldptree._xp`)."""
+        xp = namespace(stats)
         return CellEstimates(
-            count=np.asarray(stats["cell"], dtype=np.float64),
-            label_sum=np.asarray(stats["label"], dtype=np.float64),
-            n=int(n),
+            count=as_float(stats["cell"], xp), label_sum=as_float(stats["label"], xp), n=int(n)
         )
 
     # -- constants -------------------------------------------------------------------------------

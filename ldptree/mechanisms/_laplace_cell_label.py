@@ -28,6 +28,7 @@ import jax
 import numpy as np
 
 from ldptree._validation import to_epsilon, to_label_bound
+from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._kit import (
     CellRelease,
     KitMechanism,
@@ -98,8 +99,9 @@ class LaplaceCellLabelMechanism(KitMechanism):
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """``c^ = sum U~``, ``s^ = c c^ + step (sum V~ - n m / 2)`` (module docstring)."""
         labels = self.labels()
-        count = np.asarray(stats["cell"], dtype=np.float64)
-        centred = np.asarray(stats["label"], dtype=np.float64) - n * (labels.levels // 2)
+        xp = namespace(stats)  # traceable, see ldptree._xp
+        count = as_float(stats["cell"], xp)
+        centred = as_float(stats["label"], xp) - n * (labels.levels // 2)
         label_sum = labels.center * count + labels.step * centred
         return CellEstimates(count=count, label_sum=label_sum, n=int(n))
 

@@ -40,6 +40,7 @@ import numpy as np
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._xp import as_float, float_dtype, namespace
 from ldptree.accounting._law import FeatureBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.mechanisms._kit import RealLabels, encode_levels, label_levels
@@ -215,8 +216,9 @@ class LaplaceFeatureLabelMechanism:
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """``c^ = n`` (everyone is in the one cell) and ``s^ = n lo + step_Y sum code``."""
-        total = np.asarray(stats["code_total"], dtype=np.float64).reshape(1)
-        count = np.array([float(n)])
+        xp = namespace(stats)  # traceable, see ldptree._xp
+        total = as_float(stats["code_total"], xp).reshape(1)
+        count = xp.full(1, float(n), dtype=float_dtype(xp))
         labels = self.labels
         return CellEstimates(
             count=count, label_sum=labels.bound[0] * count + labels.step * total, n=int(n)

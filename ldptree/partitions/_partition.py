@@ -17,7 +17,7 @@ so a holder never routes its record through a malformed tree.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import jax
@@ -26,6 +26,7 @@ import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, Int32Array
+from ldptree._xp import is_traced, namespace
 
 _FORMAT = "ldptree.partition/1"
 #: Concrete inputs up to this many rows are routed in NumPy (see ``Partition._route_host``).
@@ -146,7 +147,10 @@ class Partition:
 
     @property
     def leaf_nodes(self) -> Int32Array:
-        """Node index of each leaf, ordered by leaf id: ``int32[L]``."""
+        """Node index of each leaf, ordered by leaf id: ``int32[L]`` (traceable)."""
+        if is_traced(self):
+            traced = jnp.flatnonzero(self.left < 0, size=self.n_leaves).astype(jnp.int32)
+            return cast(Int32Array, traced)  # a traced int32[L]
         return np.flatnonzero(self.left < 0).astype(np.int32)
 
     @property
@@ -167,8 +171,11 @@ class Partition:
         thresholds are dyadic and therefore exact in float32; a data-dependent threshold is
         compared after rounding to float32, which can move a point lying within one float32 ulp of
         a threshold. That is a change of partition, not of privacy: any partition is allowed.
+
+        Works under ``jax.jit``/``jax.vmap`` with ``X`` and/or the partition itself traced (the
+        partition is a pytree whose arrays are its leaves; ``depth`` and ``n_leaves`` are static).
         """
-        traced = isinstance(X, jax.core.Tracer)
+        traced = is_traced(X, self)
         # Concrete input is converted and padded on the host (one transfer, no per-op dispatch:
         # routing is called three times per fit, and on small data dispatch is what it costs).
         # The conversion is the one jnp.asarray makes (JAX's canonical dtype, round to nearest).
@@ -298,9 +305,10 @@ class Partition:
         )
 
 
-def _extend(a: np.ndarray[Any, Any], pad: int, value: float) -> np.ndarray[Any, Any]:
+def _extend(a: Any, pad: int, value: float) -> Any:
     """``a`` followed by ``pad`` copies of ``value`` (``np.pad`` costs ~50 us per call)."""
-    return np.concatenate([a, np.full(pad, value, dtype=a.dtype)]) if pad else a
+    xp = namespace(a)
+    return xp.concatenate([a, xp.full(pad, value, dtype=a.dtype)]) if pad else a
 
 
 def _flatten(p: Partition) -> tuple[tuple[Any, ...], tuple[int, int]]:

@@ -169,3 +169,20 @@ def test_mechanism_reports_are_chunk_invariant_and_unbiased() -> None:
         mech.privatize(key, np.zeros(3, np.int32), y[:3], 2, features=x[:3])
     with pytest.raises(ValueError, match="features"):
         mech.privatize(key, np.zeros(3, np.int32), y[:3], 1)
+
+
+def test_sums_under_jit_match_the_host() -> None:
+    """Traced (one logarithm per coordinate, float64 under x64) vs host (grouped logarithms): the
+    weights agree to float64 rounding, so every sum agrees to 1e-10 of the total absolute weight
+    (the denominator is a difference of large terms; its error scales with ``sum |W|``)."""
+    rng = np.random.default_rng(5)
+    X = rng.uniform(size=(50, 4))
+    Xn = rng.uniform(size=(300, 4)) + rng.laplace(scale=0.3, size=(300, 4))
+    yn = rng.normal(size=300)
+    kw = {"bandwidth": 0.2, "noise_scale": 0.3, "test_chunk": 16, "holder_chunk": 128}
+    host = deconvolution_sums(X, Xn, yn, **kw)
+    with jax.enable_x64(True):
+        traced = jax.jit(lambda a, b, c: deconvolution_sums(a, b, c, **kw))(X, Xn, yn)
+    for t, h in zip(traced, host, strict=True):
+        assert np.asarray(t).shape == (50,)
+        np.testing.assert_allclose(np.asarray(t), h, rtol=0, atol=1e-10 * host[2].max())

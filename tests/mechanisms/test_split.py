@@ -11,7 +11,6 @@ import pytest
 
 from ldptree.mechanisms import (
     DuchiMechanism,
-    LaplaceCellClassMechanism,
     PiecewiseMechanism,
     RRLaplaceMechanism,
     SplitChoice,

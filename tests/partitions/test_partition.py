@@ -106,12 +106,21 @@ def test_large_inputs_take_the_jitted_walk_with_the_same_cells():
     np.testing.assert_array_equal(whole, parts)
 
 
-def test_partition_is_a_pytree_usable_under_jit():
+def test_partition_is_a_pytree_that_round_trips_through_its_leaves():
     p = two_level()
     leaves = jax.tree_util.tree_leaves(p)
     assert len(leaves) == 7
     rebuilt = jax.tree_util.tree_unflatten(jax.tree_util.tree_structure(p), leaves)
     assert rebuilt.equals(p)
+
+
+def test_partition_is_usable_as_a_traced_jit_argument():
+    p = two_level()
+    X = np.random.default_rng(0).random((300, 2))
+    routed = jax.jit(lambda part, x: part.cells(x))(p, X)
+    np.testing.assert_array_equal(np.asarray(routed), naive_cells(p, X))
+    returned = jax.jit(lambda part: part)(p)  # a partition also comes back out of jit intact
+    assert returned.equals(p)
 
 
 @pytest.mark.parametrize(
