@@ -14,6 +14,10 @@ A composition, not a code path of its own:
 
   with the public leaf mean as fallback when the debiased count ``c^_j <= tau n`` (``tau`` =
   ``min_private_ratio``; the reference's default ``tau = 0`` only catches non-positive counts).
+  That ratio explodes where ``c^_j`` is small but positive, so by default (``readout="auto"``)
+  it is shrunk towards the public leaf mean with the public-only precision weight
+  ``w_j = c^_j^2 / (c^_j^2 + a)``, ``a = n V / h^2`` (:mod:`ldptree.estimators._readout`);
+  ``readout="ratio"`` is the reference's read-out (the papers' numbers).
 
 Privacy: the partition, the scaling box and the label bound come from public data or the user,
 so the only private release is each holder's single report. Before any private row is touched the
@@ -50,11 +54,18 @@ from ldptree.estimators._protocol import (
     resolve_label_bound,
     stream_round,
 )
-from ldptree.estimators._readout import cell_means, ratio_with_fallback
+from ldptree.estimators._readout import (
+    cell_means,
+    ratio_with_fallback,
+    shrinkage_strength,
+    shrunk_ratio,
+)
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
 from ldptree.protocols import Mechanism, Partitioner
 
 _OUTSIDE = ("clamp", "zero")
+#: ``readout=`` choices (class docstring).
+READOUTS = ("auto", "shrink", "ratio")
 
 
 class LPDTRegressor(RegressorMixin, BaseEstimator):
@@ -82,8 +93,16 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     mechanism:
         A :class:`~ldptree.protocols.Mechanism` to use instead of the default randomized
         response + Laplace; its ``epsilon`` must equal ``epsilon``.
+    readout:
+        ``"auto"`` (default): ``"shrink"`` when the mechanism says its variance (the default
+        one does), else ``"ratio"``. ``"shrink"``: ``(s^_j c^_j + a m_j) / (c^_j^2 + a)`` with
+        ``m_j`` the public leaf mean and ``a = n V / h^2`` from ``n``, the mechanism's
+        per-holder variance ``V`` and the label bound's half-width ``h`` (public, fixed before
+        any report); bounded, and equal to the ratio up to ``O(1/n)`` in well-filled cells.
+        ``"ratio"``: the reference's ``s^_j / c^_j`` (parity with the papers).
     min_private_ratio:
-        ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean. ``0`` (the
+        ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean (under
+        either read-out). ``0`` (the
         reference) only catches non-positive counts. ``"auto"``: ``tau = 2 sqrt(v / n)`` with
         ``v`` the mechanism's per-holder ``count_variance``, i.e. fall back where the count is
         within two noise standard deviations of zero; it uses only ``n``, ``eps`` and ``rho``
@@ -113,6 +132,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         the read-out.
     used_fallback_, label_bound_, n_features_in_
         Where the public leaf mean replaced the private ratio; the label range; the width.
+    readout_, shrinkage_
+        The read-out used (``"shrink"`` or ``"ratio"``) and its ``a`` (``0.0`` for the ratio).
     privacy_
         A :class:`~ldptree.accounting.PrivacySpend`: the certified epsilon and the delta of the
         mechanism as sampled.
@@ -133,6 +154,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         label_bound: float | tuple[float, float] | None = None,
         rule: str | Partitioner = "max_edge",
         mechanism: Mechanism | None = None,
+        readout: str = "auto",
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
         feature_margin: float = 0.0,
@@ -149,6 +171,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.label_bound = label_bound
         self.rule = rule
         self.mechanism = mechanism
+        self.readout = readout
         self.min_private_ratio = min_private_ratio
         self.outside = outside
         self.feature_margin = feature_margin
@@ -196,6 +219,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
+        check_choice(self.readout, "readout", READOUTS)
         y = self._check_fit_input(X, y)
         rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
         d = rows.n_features
@@ -216,6 +240,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1)  # refuse a mechanism without count_variance before the round
+        readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
         chunks = ((scaler.transform(Xc), yc) for Xc, yc in rows.chunks(chunk))
         estimates = stream_round(partition, mechanism, chunks, key=key_noise, chunk_size=chunk)
         if auto_ratio:
@@ -227,7 +252,14 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
         else:
             public_mean = np.full(partition.n_leaves, default)
-        values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
+        strength = 0.0
+        if readout == "shrink":  # public: n, the mechanism's variance and the label bound
+            strength = shrinkage_strength(mechanism, partition.n_leaves, estimates.n, bound) or 0.0
+            values, fallback = shrunk_ratio(
+                estimates, public_mean, min_ratio=min_ratio, strength=strength
+            )
+        else:
+            values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
 
         self.n_features_in_ = d
         self.scaler_ = scaler
@@ -238,6 +270,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.public_leaf_mean_ = public_mean
         self.leaf_values_ = values
         self.used_fallback_ = fallback
+        self.readout_ = readout
+        self.shrinkage_ = strength
         self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
         self.privacy_ = ledger.total
         self.privacy_certificate_ = charge.certificate
@@ -266,3 +300,19 @@ def _auto_ratio(mechanism: Mechanism, n: int) -> float:
             f"of a debiased cell count); {type(mechanism).__name__} has none: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
+
+
+def _resolve_readout(
+    readout: str, mechanism: Mechanism, n_cells: int, bound: tuple[float, float]
+) -> str:
+    """``"shrink"`` or ``"ratio"``; ``readout="shrink"`` with a mechanism that does not say its
+    variance is refused before any private row is touched."""
+    if readout == "ratio":
+        return readout
+    known = shrinkage_strength(mechanism, n_cells, 1, bound) is not None
+    if readout == "shrink" and not known:
+        raise ValueError(
+            "readout='shrink' needs a mechanism with count_variance and label_variance, or "
+            f"cell_variance; {type(mechanism).__name__} has neither: pass readout='ratio'"
+        )
+    return "shrink" if known else "ratio"
