@@ -9,8 +9,8 @@ undefined.
 **Shrinkage** (our default in :class:`~ldptree.LPDTRegressor`, ``readout="auto"``): the ratio
 ``r_j = s^_j / c^_j`` is translation equivariant (shifting every label by ``t`` shifts ``s^_j`` by
 ``t c^_j``), and linearised around the true cell mean ``f_j`` its error is
-``(s^_j - f_j c^_j) / c^_j``, whose variance is at most ``n V / c^_j^2``, with ``V`` the variance one
-holder adds to the label sum of labels centred in the label bound ``[lo, hi]`` (half-width
+``(s^_j - f_j c^_j) / c^_j``, whose variance is at most ``n V / c^_j^2``, with ``V`` the variance
+one holder adds to the label sum of labels centred in the label bound ``[lo, hi]`` (half-width
 ``h = (hi - lo) / 2``). Before any report, all we know of ``f_j`` beyond the public leaf mean
 ``m_j`` is that it lies in ``[lo, hi]``, whose widest spread is a variance of ``h^2``. Weighting the
 two by their precisions (the posterior mean for a prior of variance ``h^2`` around ``m_j``)
