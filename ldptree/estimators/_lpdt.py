@@ -44,6 +44,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
+from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._composition import check_mechanism, make_partitioner, route
@@ -76,7 +77,11 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     epsilon:
         Per-holder privacy budget ``eps > 0`` (each holder's whole release is eps-LDP).
     max_depth:
-        Tree depth ``s``.
+        Tree depth ``s``, or ``"auto"``: ``max(1, round(log2 t*))`` with
+        ``t* = (n h^2 / (d V))^{d / (2d + 2)}`` (:mod:`ldptree.estimators._auto_depth`: the LPDT
+        paper's bias-variance balance with explicit constants) from the number of private rows
+        ``n``, the width ``d``, the mechanism's per-holder variance ``V`` and the label bound's
+        half-width ``h``; public, so fixed before any report. Needs ``n`` up front (arrays).
     min_samples_leaf:
         ``n_l``: minimal number of *public* points in each child of a split.
     min_samples_split:
@@ -132,6 +137,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         the read-out.
     used_fallback_, label_bound_, n_features_in_
         Where the public leaf mean replaced the private ratio; the label range; the width.
+    max_depth_
+        The depth used (``max_depth`` or its ``"auto"`` value).
     readout_, shrinkage_
         The read-out used (``"shrink"`` or ``"ratio"``) and its ``a`` (``0.0`` for the ratio).
     privacy_
@@ -146,7 +153,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int = 4,
+        max_depth: int | str = 4,
         min_samples_leaf: int = 2,
         *,
         min_samples_split: int = 5,
@@ -181,10 +188,10 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     # -- building blocks ------------------------------------------------------------------------
-    def _partitioner(self) -> Partitioner:
+    def _partitioner(self, max_depth: Any) -> Partitioner:
         return make_partitioner(
             self.rule,
-            max_depth=self.max_depth,
+            max_depth=max_depth,
             min_samples_split=self.min_samples_split,
             min_samples_leaf=self.min_samples_leaf,
             criterion="mse",
@@ -223,9 +230,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         y = self._check_fit_input(X, y)
         rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
         d = rows.n_features
-        partitioner = self._partitioner()
         bound = resolve_label_bound(self.label_bound, yq)
         mechanism = self._mechanism(epsilon, bound)
+        depth = self.max_depth
+        if isinstance(depth, str):
+            depth = _resolve_depth(depth, mechanism, rows.n, d, bound)
+        partitioner = self._partitioner(depth)
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 
         scaler = fit_scaler(Xq, d, margin)
@@ -262,6 +272,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
 
         self.n_features_in_ = d
+        self.max_depth_ = depth
         self.scaler_ = scaler
         self.partition_ = partition
         self.mechanism_ = mechanism
@@ -316,3 +327,23 @@ def _resolve_readout(
             f"cell_variance; {type(mechanism).__name__} has neither: pass readout='ratio'"
         )
     return "shrink" if known else "ratio"
+
+
+def _resolve_depth(
+    value: str, mechanism: Mechanism, n: int | None, d: int, bound: tuple[float, float]
+) -> int:
+    """``max_depth="auto"`` (class docstring) before any private row is touched."""
+    if value != "auto":
+        raise ValueError(f"max_depth must be an integer >= 0 or 'auto', got {value!r}")
+    if n is None:
+        raise ValueError(
+            "max_depth='auto' needs the number of private rows up front; an iterable of chunks "
+            "does not say it: pass an integer max_depth"
+        )
+    relative = shrinkage_strength(mechanism, 2, 1, bound)  # V / h^2: a for one holder
+    if relative is None:
+        raise ValueError(
+            f"max_depth='auto' needs a mechanism that says its variance; "
+            f"{type(mechanism).__name__} does not: pass an integer max_depth"
+        )
+    return 1 if not math.isfinite(relative) else auto_depth(n, d, relative)
