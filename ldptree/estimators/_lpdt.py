@@ -107,11 +107,10 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ``"ratio"``: the reference's ``s^_j / c^_j`` (parity with the papers).
     min_private_ratio:
         ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean (under
-        either read-out). ``0`` (the
-        reference) only catches non-positive counts. ``"auto"``: ``tau = 2 sqrt(v / n)`` with
-        ``v`` the mechanism's per-holder ``count_variance``, i.e. fall back where the count is
-        within two noise standard deviations of zero; it uses only ``n``, ``eps`` and ``rho``
-        (public), so it is fixed before any report is seen.
+        either read-out). ``0`` (the reference) only catches non-positive counts. ``"auto"``:
+        ``tau = 2 sqrt(v / n)`` with ``v`` the mechanism's per-holder ``count_variance``, i.e.
+        fall back where the count is within two noise standard deviations of zero; it uses
+        only ``n``, ``eps`` and ``rho`` (public), so it is fixed before any report is seen.
     outside:
         Prediction for points outside the public feature box: ``"clamp"`` routes them to the
         boundary cell (as during private attribution); ``"zero"`` predicts 0 as the papers do.

@@ -66,3 +66,10 @@ def test_grid_warning_names_small_groups_and_is_silent_when_affordable():
     assert text is not None and "trains on 20 holders" in text and "validation" not in text
     assert grid_warning(2, 1_000_000, 100_000, 8.0, "g") is None
     assert grid_warning(1, 10, 10, 1.0, "g") is None
+
+
+def test_paper_rows_keep_the_reference_read_out_and_a_grid_can_override_it():
+    for name in ("lpdt-m", "lpdt-v"):
+        spec = DEFAULT_METHODS.get(name)
+        assert spec.build(2.0, {}, 0).readout == "ratio"  # published-number reproduction
+        assert spec.build(2.0, {"readout": "auto"}, 0).readout == "auto"
