@@ -47,7 +47,12 @@ from ldptree._validation import (
 from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._certify import certified_spend
-from ldptree.estimators._composition import check_mechanism, make_partitioner, route
+from ldptree.estimators._composition import (
+    check_components,
+    check_mechanism,
+    make_partitioner,
+    route,
+)
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_rows,
@@ -62,7 +67,7 @@ from ldptree.estimators._readout import (
     shrunk_ratio,
 )
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
-from ldptree.protocols import Mechanism, Partitioner
+from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
 _OUTSIDE = ("clamp", "zero")
 #: ``readout=`` choices (class docstring).
@@ -97,7 +102,14 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         leaf sizes). The named rules rank splits by variance reduction (``"mse"``).
     mechanism:
         A :class:`~ldptree.protocols.Mechanism` to use instead of the default randomized
-        response + Laplace; its ``epsilon`` must equal ``epsilon``.
+        response + Laplace; its ``epsilon`` must equal ``epsilon``. It must privatize
+        ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the start of
+        ``fit``, a ``TypeError`` otherwise).
+    aggregator:
+        ``None`` (the exact streaming sum, :class:`~ldptree.estimators.SumAggregator`) or an
+        :class:`~ldptree.protocols.AggregatorFactory`: a callable ``(mechanism, n_cells) ->``
+        :class:`~ldptree.protocols.Aggregator`, e.g. your own aggregator class
+        (``docs/tutorials/custom-aggregator.md``).
     readout:
         ``"auto"`` (default): ``"shrink"`` when the mechanism says its variance (the default
         one does), else ``"ratio"``. ``"shrink"``: ``(s^_j c^_j + a m_j) / (c^_j^2 + a)`` with
@@ -159,7 +171,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         budget_split: float = 0.5,
         label_bound: float | tuple[float, float] | None = None,
         rule: str | Partitioner = "max_edge",
-        mechanism: Mechanism | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
+        aggregator: AggregatorFactory | None = None,
         readout: str = "auto",
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
@@ -177,6 +190,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.label_bound = label_bound
         self.rule = rule
         self.mechanism = mechanism
+        self.aggregator = aggregator
         self.readout = readout
         self.min_private_ratio = min_private_ratio
         self.outside = outside
@@ -213,6 +227,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
         iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
         order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
+        aggregator = check_components(
+            "LPDTRegressor", rule=self.rule, mechanism=self.mechanism, aggregator=self.aggregator
+        )
         epsilon = check_positive(self.epsilon, "epsilon")
         auto_ratio = isinstance(self.min_private_ratio, str)
         if auto_ratio and self.min_private_ratio != "auto":
@@ -251,7 +268,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             _auto_ratio(mechanism, 1)  # refuse a mechanism without count_variance before the round
         readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
         chunks = ((scaler.transform(Xc), yc) for Xc, yc in rows.chunks(chunk))
-        estimates = stream_round(partition, mechanism, chunks, key=key_noise, chunk_size=chunk)
+        estimates = stream_round(
+            partition, mechanism, chunks, key=key_noise, chunk_size=chunk, aggregator=aggregator
+        )
         if auto_ratio:
             min_ratio = _auto_ratio(mechanism, estimates.n)
 

@@ -2,15 +2,22 @@
 
 Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
 enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (:class:`CellRelease`,
-:class:`LabelRelease`, each with one exact noise, :class:`BitFlip` or :class:`Geometric`) and its
+:class:`LabelRelease`, :class:`IndexRelease`, :class:`HadamardRelease`, each with one exact noise:
+:class:`BitFlip`, :class:`UnaryFlip`, :class:`Geometric`, :class:`KaryResponse` or a finite channel
+:class:`MatrixNoise`) and its
 debiasing; sampling, summaries, likelihoods and the report law the accountant certifies are derived
-from those declarations.
+from those declarations. The library's mechanisms are compared in the documentation's mechanism
+library page.
 """
 
+from ldptree.mechanisms._channel import MatrixNoise, matrix_noise
+from ldptree.mechanisms._duchi import DuchiMechanism, DuchiReport
+from ldptree.mechanisms._hr_laplace import HadamardLaplaceMechanism, HadamardLaplaceReport
 from ldptree.mechanisms._kit import (
     NULL_LABEL,
     CellRelease,
     ClassLabels,
+    HadamardRelease,
     IndexRelease,
     KitMechanism,
     LabelRelease,
@@ -19,6 +26,13 @@ from ldptree.mechanisms._kit import (
     debias_indicators,
     label_level,
     label_levels,
+)
+from ldptree.mechanisms._krr import (
+    KRRCellClassMechanism,
+    KRRJointMechanism,
+    KRRLaplaceMechanism,
+    KRRLaplaceReport,
+    KRRPairReport,
 )
 from ldptree.mechanisms._laplace_cell_class import (
     LaplaceCellClassMechanism,
@@ -33,7 +47,16 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelReport,
 )
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
+from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
+from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, UnaryFlip
+from ldptree.mechanisms._oue import (
+    OUECellClassMechanism,
+    OUECellClassReport,
+    OUELaplaceMechanism,
+    OUELaplaceReport,
+)
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
+from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
 
 __all__ = [
@@ -42,8 +65,18 @@ __all__ = [
     "CellRelease",
     "CellVariance",
     "ClassLabels",
+    "DuchiMechanism",
+    "DuchiReport",
     "Geometric",
+    "HadamardLaplaceMechanism",
+    "HadamardLaplaceReport",
+    "HadamardRelease",
     "IndexRelease",
+    "KRRCellClassMechanism",
+    "KRRJointMechanism",
+    "KRRLaplaceMechanism",
+    "KRRLaplaceReport",
+    "KRRPairReport",
     "KaryResponse",
     "KitMechanism",
     "LabelRelease",
@@ -53,12 +86,24 @@ __all__ = [
     "LaplaceCellLabelReport",
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
+    "MatrixNoise",
+    "PiecewiseMechanism",
+    "PiecewiseReport",
+    "OUECellClassMechanism",
+    "OUECellClassReport",
+    "OUELaplaceMechanism",
+    "OUELaplaceReport",
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
+    "SplitChoice",
     "SupportsVariance",
+    "UnaryFlip",
     "cell_indicator",
     "debias_indicators",
     "label_level",
     "label_levels",
+    "matrix_noise",
+    "optimal_split",
+    "predicted_error",
 ]

@@ -6,13 +6,17 @@ A mechanism built on the kit (a subclass of :class:`KitMechanism`) declares
   one of ``levels + 1`` evenly spaced levels, unbiasedly) or :class:`ClassLabels` (class codes, with
   undeclared codes mapped to a null level). Either way the holder's label becomes an integer
   *level* ``t`` from a finite set;
-* its *releases*, each one exact noise (:mod:`ldptree.mechanisms._noise`) applied independently to
-  every coordinate of an integer input vector read from a table indexed by ``t``:
+* its *releases*, each one exact noise (:mod:`ldptree.mechanisms._noise`, or any finite channel
+  as a :class:`~ldptree.mechanisms.MatrixNoise`) applied independently to every coordinate of an
+  integer input vector read from a table indexed by ``t``:
 
   - :class:`CellRelease`: ``width`` coordinates per cell; the record's own cell reads ``on[t]``,
     every other cell ``off[t]`` (randomized response on the one-hot vector, Laplace-like noise on
     ``U`` and ``V = Y U``);
   - :class:`LabelRelease`: ``width`` coordinates reading ``inputs[t]`` (a noisy label);
+  - :class:`IndexRelease`: one integer, the cell (and label) index through k-ary response;
+  - :class:`~ldptree.mechanisms._hadamard.HadamardRelease`: one integer, a uniform Hadamard row
+    and the randomized-response bit of the cell's column in it;
 
 * and its debiasing (``debias``), the affine map from summed statistics to cell estimates.
 
@@ -47,9 +51,16 @@ import numpy as np
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
-from ldptree.accounting._law import CellBlock, IndexBlock, LabelBlock, ReportLaw
+from ldptree.accounting._law import CellBlock, IndexBlock, LabelBlock, RecordBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
+from ldptree.mechanisms._channel import MatrixNoise
 from ldptree.mechanisms._exact import PRECISION_BITS
+from ldptree.mechanisms._hadamard import (
+    HadamardNoise,
+    HadamardRelease,
+    hadamard_sums,
+    sample_hadamard,
+)
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, sample_noise
 from ldptree.mechanisms._random import holder_words, key_words, unit_halfopen
 from ldptree.mechanisms._records import check_first_holder, check_records
@@ -58,6 +69,7 @@ from ldptree.protocols import CellEstimates
 __all__ = [
     "CellRelease",
     "ClassLabels",
+    "HadamardRelease",
     "IndexRelease",
     "KitMechanism",
     "LabelRelease",
@@ -73,14 +85,14 @@ _FLOAT32_EXACT = 2**24
 #: The label the report law uses for "any class code outside 0..K-1" (the null level).
 NULL_LABEL = -1
 
-Noise = BitFlip | Geometric
+Noise = BitFlip | Geometric | MatrixNoise
 
 
 # -- how labels enter ---------------------------------------------------------------------------
 def _to_levels(value: Any) -> int:
-    levels = check_int(value, "levels", minimum=2)
-    if levels % 2:
-        raise ValueError(f"levels must be even (the centre is a level), got {levels}")
+    levels = check_int(value, "levels", minimum=1)
+    if levels % 2 and levels != 1:
+        raise ValueError(f"levels must be 1 or even (the centre is a level), got {levels}")
     return levels
 
 
@@ -92,7 +104,9 @@ class RealLabels:
     ``step = (hi - lo) / levels``; a label at ``u = (clip(y) - lo) / step`` goes to ``floor(u)`` or
     ``floor(u) + 1`` with probabilities ``1 - frac(u)`` and ``frac(u)``, so
     ``E[lo + t step] = clip(y)`` (up to float32 rounding of ``u``) and the rounding adds variance at
-    most ``step^2 / 4``. ``levels`` is even so that the centre ``(lo + hi) / 2`` is a level.
+    most ``step^2 / 4``. ``levels`` is even so that the centre ``(lo + hi) / 2`` is a level, or
+    ``1``: the two ends of the bound only (a two-point label such as Duchi et al.'s, where the
+    centre enters as the fair mixture of the ends and no release needs a centre level).
     """
 
     bound: tuple[float, float] = attrs.field(converter=to_label_bound)
@@ -202,8 +216,10 @@ def _optional_table(value: Any) -> np.ndarray[Any, np.dtype[np.int32]] | None:
 
 
 def _check_noise(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not isinstance(value, BitFlip | Geometric):
-        raise TypeError(f"{attribute.name} must be a BitFlip or Geometric noise, got {value!r}")
+    if not isinstance(value, BitFlip | Geometric | MatrixNoise):
+        raise TypeError(
+            f"{attribute.name} must be a BitFlip, Geometric or MatrixNoise noise, got {value!r}"
+        )
 
 
 @attrs.frozen(eq=False)
@@ -272,20 +288,23 @@ class IndexRelease:
         return (self.label_index,)
 
 
-Release = CellRelease | LabelRelease | IndexRelease
+Release = CellRelease | LabelRelease | IndexRelease | HadamardRelease
 
 
-def _noise_of(r: Release, n_cells: int) -> Noise | KaryResponse:
-    return r.noise(n_cells) if isinstance(r, IndexRelease) else r.noise
+def _noise_of(r: Release, n_cells: int) -> Noise | KaryResponse | HadamardNoise:
+    return r.noise(n_cells) if isinstance(r, IndexRelease | HadamardRelease) else r.noise
 
 
 def _tables_of(r: Release, size: int) -> tuple[np.ndarray[Any, Any], ...]:
+    if isinstance(r, HadamardRelease):
+        return ()
     return r.tables(size) if isinstance(r, IndexRelease) else r.tables()
 
 
 def _abs_bound(r: Release) -> int:
-    """Largest absolute value a release's summary adds per report (index releases add counts)."""
-    return 1 if isinstance(r, IndexRelease) else r.noise.max_abs_output
+    """Largest absolute value a release's summary adds per report (index releases add counts,
+    Hadamard releases signs)."""
+    return 1 if isinstance(r, IndexRelease | HadamardRelease) else r.noise.max_abs_output
 
 
 def debias_indicators(
@@ -391,6 +410,8 @@ class KitMechanism:
         if not releases or len(set(names)) != len(names):
             raise ValueError(f"releases must be non-empty with distinct names, got {names}")
         for r in releases:
+            if isinstance(r, HadamardRelease):
+                continue
             if isinstance(r, IndexRelease):
                 table = _tables_of(r, labels.size)[0]
                 if table.shape[0] != labels.size or table.min() < 0:
@@ -413,7 +434,11 @@ class KitMechanism:
         return releases
 
     def _cross(self, releases: Sequence[Release]) -> tuple[tuple[int, int], ...]:
-        cells = [i for i, r in enumerate(releases) if isinstance(r, CellRelease | IndexRelease)]
+        cells = [
+            i
+            for i, r in enumerate(releases)
+            if isinstance(r, CellRelease | IndexRelease | HadamardRelease)
+        ]
         labels = [i for i, r in enumerate(releases) if isinstance(r, LabelRelease)]
         return tuple((i, k) for i in cells for k in labels)
 
@@ -438,7 +463,7 @@ class KitMechanism:
         # below its padded table size), so nearby budgets share one compiled program.
         noises = [_noise_of(r, n_cells) for r in releases]
         bounds = [
-            1 if isinstance(r, IndexRelease) else _static_bound(noise.static)
+            1 if isinstance(r, IndexRelease | HadamardRelease) else _static_bound(noise.static)
             for r, noise in zip(releases, noises, strict=True)
         ]
         largest = max([max(bounds)] + [bounds[i] * bounds[k] for i, k in cross])
@@ -544,8 +569,12 @@ class KitMechanism:
             shape = (n_cells, *per) if isinstance(r, CellRelease) else per
             if isinstance(noise, KaryResponse):
                 fields.append((r.name, (), 0, noise.k - 1))
+            elif isinstance(noise, HadamardNoise):
+                fields.append((r.name, (), 0, 2 * noise.order - 1))
             elif isinstance(noise, BitFlip):
                 fields.append((r.name, shape, 0, 1))
+            elif isinstance(noise, MatrixNoise):
+                fields.append((r.name, shape, 0, noise.max_abs_output))
             else:
                 fields.append((r.name, shape, -noise.margin, noise.span + noise.margin))
         return tuple(fields)
@@ -623,9 +652,12 @@ class KitMechanism:
         for i, s in enumerate(host[: len(names)]):
             if spec.kinds[i] in ("cell", "index"):
                 s = s.reshape(spec.width, spec.widths[i])[:n_cells]
+            elif spec.kinds[i] == "hadamard":
+                s = s.reshape(-1, 1)[:n_cells]
             out[names[i]] = _squeeze(s, spec.widths[i])
         for (i, k), s in zip(spec.cross, host[len(names) :], strict=True):
-            s = s.reshape(spec.width, spec.widths[i], spec.widths[k])[:n_cells]
+            rows = -1 if spec.kinds[i] == "hadamard" else spec.width
+            s = s.reshape(rows, spec.widths[i], spec.widths[k])[:n_cells]
             if spec.widths[k] == 1:
                 s = s[..., 0]
             out[f"{names[i]}*{names[k]}"] = _squeeze(s, spec.widths[i])
@@ -702,7 +734,7 @@ class KitMechanism:
         n_cells = check_int(n_cells, "n_cells", minimum=1)
         labels = self.labels()
         releases = self._checked_releases()
-        blocks: list[CellBlock | LabelBlock | IndexBlock] = []
+        blocks: list[CellBlock | LabelBlock | IndexBlock | RecordBlock] = []
         for r in releases:
             if isinstance(r, CellRelease):
                 blocks.append(
@@ -712,6 +744,8 @@ class KitMechanism:
                 )
             elif isinstance(r, LabelRelease):
                 blocks.append(LabelBlock(r.name, r.noise.channel(), inputs=_row(r.inputs, labels)))
+            elif isinstance(r, HadamardRelease):
+                blocks.append(RecordBlock(r.name, r.channel(n_cells), inputs=_cell_only))
             else:
                 blocks.append(_index_block(r, n_cells, labels))
 
@@ -719,9 +753,12 @@ class KitMechanism:
             arrays = []
             for r in releases:
                 flat = np.asarray(outputs[r.name], dtype=np.int64)
-                shape = (n_cells, r.width) if isinstance(r, CellRelease) else (r.width,)
-                arr = flat.reshape(shape)
-                arr = arr[..., 0] if r.width == 1 else arr
+                if isinstance(r, IndexRelease | HadamardRelease):  # one integer per holder
+                    arr = flat.reshape(())
+                else:
+                    shape = (n_cells, r.width) if isinstance(r, CellRelease) else (r.width,)
+                    arr = flat.reshape(shape)
+                    arr = arr[..., 0] if r.width == 1 else arr
                 if isinstance(r.noise, BitFlip):
                     arr = arr.astype(bool)
                 arrays.append(jnp.asarray(arr) if arr.ndim else jnp.asarray(int(arr)))
@@ -737,6 +774,8 @@ class KitMechanism:
 def _kind(r: Release) -> str:
     if isinstance(r, IndexRelease):
         return "index"
+    if isinstance(r, HadamardRelease):
+        return "hadamard"
     return "cell" if isinstance(r, CellRelease) else "label"
 
 
@@ -770,6 +809,10 @@ def _index_block(r: IndexRelease, n_cells: int, labels: Labels) -> IndexBlock:
     )
 
 
+def _cell_only(cell: int, t: Any) -> tuple[int, ...]:
+    return (int(cell),)
+
+
 def _row(table: np.ndarray[Any, Any], labels: Labels) -> Callable[[Any], tuple[int, ...]]:
     def row(label: Any) -> tuple[int, ...]:
         return tuple(int(v) for v in table[labels.index(label)])
@@ -783,7 +826,7 @@ def _squeeze(s: Any, width: int) -> Any:
 
 def _report_shape(spec: _Spec, i: int, n: int, n_cells: int) -> tuple[int, ...]:
     w = spec.widths[i]
-    if spec.kinds[i] == "index":
+    if spec.kinds[i] in ("index", "hadamard"):
         return (n,)
     if spec.kinds[i] == "cell":
         return (n, n_cells) if w == 1 else (n, n_cells, w)
@@ -792,7 +835,7 @@ def _report_shape(spec: _Spec, i: int, n: int, n_cells: int) -> tuple[int, ...]:
 
 def _trim(out: Any, spec: _Spec, i: int, n: int, n_cells: int) -> Any:
     w = spec.widths[i]
-    if spec.kinds[i] == "index":
+    if spec.kinds[i] in ("index", "hadamard"):
         return out[:n, 0]
     if spec.kinds[i] == "cell":
         out = out.reshape(out.shape[0], spec.width, w)[:n, :n_cells]
@@ -805,6 +848,8 @@ def _release_log_prob(
     r: Release, out: np.ndarray[Any, Any], cell: int, t: int, n_cells: int
 ) -> float:
     """``sum_k log P(out_k | input_k)`` over one release's coordinates for level ``t``."""
+    if isinstance(r, HadamardRelease):
+        return r.log_prob(int(np.asarray(out).reshape(-1)[0]), cell, n_cells)
     if isinstance(r, IndexRelease):
         noise = r.noise(n_cells)
         index = cell * r.width + int(_tables_of(r, t + 1)[0][t, 0])
@@ -813,7 +858,7 @@ def _release_log_prob(
             return -math.inf
         count = noise.keep_count if value == index else noise.other_count
         return math.log(count) - PRECISION_BITS * math.log(2.0) if count else -math.inf
-    first = 0 if isinstance(r.noise, BitFlip) else -r.noise.margin
+    first = -r.noise.margin if isinstance(r.noise, Geometric) else 0
     if isinstance(r, CellRelease):
         out = out.reshape(n_cells, r.width).astype(np.int64)
         inputs = np.broadcast_to(r.off[t], (n_cells, r.width)).copy()
@@ -856,7 +901,7 @@ def _word_counts(spec: _Spec) -> tuple[list[int], int]:
     """Words per holder of every release, and of the label rounding (0 or 1, the last word)."""
     counts = []
     for kind, noise, w in zip(spec.kinds, spec.noises, spec.widths, strict=True):
-        coords = {"cell": spec.width * w, "label": w, "index": 1}[kind]
+        coords = {"cell": spec.width * w, "label": w, "index": 1, "hadamard": 1}[kind]
         counts.append(_noise_words(noise, coords))
     return counts, 1 if spec.labels[0] == "real" else 0
 
@@ -888,6 +933,9 @@ def _outputs_from_words(
     for i, (kind, noise, w) in enumerate(zip(spec.kinds, spec.noises, spec.widths, strict=True)):
         chunk = words[:, start : start + counts[i]]
         start += counts[i]
+        if kind == "hadamard":
+            outs.append(sample_hadamard(noise, noise_consts[i], chunk, cells))
+            continue
         if kind == "index":
             offset = jnp.asarray(tables[i][0])[t][:, :1]  # [n, 1]
             inputs = cells.astype(jnp.int32)[:, None] * w + offset
@@ -903,8 +951,12 @@ def _outputs_from_words(
 
 def _noise_words(noise: tuple[Any, ...], coords: int) -> int:
     """32-bit words per holder for ``coords`` coordinates (``BitFlip.words`` and the others)."""
+    if noise[0] == "hadamard":  # one word for the row, then the bit's flip
+        return coords * (1 + _noise_words(("bits", noise[2]), 1))
     if noise[0] == "bits":
         return -(-coords // 2) if noise[1] == 16 else coords * (noise[1] // 32)
+    if noise[0] == "matrix":
+        return coords * (int(noise[2]) // 32)
     return 2 * coords
 
 
@@ -919,7 +971,11 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
     """
     sums = []
     segments: list[tuple[jax.Array, int] | None] = []
-    for kind, w, out in zip(spec.kinds, spec.widths, outs, strict=True):
+    for kind, w, out, noise in zip(spec.kinds, spec.widths, outs, spec.noises, strict=True):
+        if kind == "hadamard":
+            segments.append(None)
+            sums.append(hadamard_sums(out[:, 0], valid, noise[1]))
+            continue
         if kind == "index":
             index = out[:, 0]
             segments.append((index, spec.width * w))
@@ -929,6 +985,9 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
             sums.append(out.astype(jnp.int32).sum(axis=0))
     for i, k in spec.cross:
         rhs = outs[k].astype(jnp.int32)
+        if spec.kinds[i] == "hadamard":
+            sums.append(hadamard_sums(outs[i][:, 0], valid, spec.noises[i][1], rhs).reshape(-1))
+            continue
         seg = segments[i]
         if seg is not None:
             weights = jnp.where(valid[:, None], rhs, 0)

@@ -11,6 +11,9 @@ is the law that is sampled:
   ``MIN_REALISED`` of the claim, so nothing is silently wasted. (Exception: 64-bit integers cannot
   realise a ratio above ``2^64``, so a single bit's budget above ``64 ln 2 ~ 44.4`` is realised as
   about 44.4: less privacy loss than claimed, never more.)
+* :class:`UnaryFlip`: the bit of optimized unary encoding, ``P(1 | 1) = 1/2`` exactly and
+  ``P(1 | 0) = T / 2^bits`` with :class:`BitFlip`'s threshold (rounded up, so a pair of swapped
+  coordinates costs at most ``epsilon``).
 * :class:`KaryResponse`: k-ary randomized response, ``out = (a + Z) mod k`` with
   ``P(Z = 0) = T / 2^64`` and ``P(Z = z) = m / 2^64`` for each ``z != 0``, ``T + (k - 1) m = 2^64``
   and ``m = ceil(2^64 / (e^eps + k - 1))`` (rounded up: the realised ratio ``T / m <= e^eps``).
@@ -55,7 +58,7 @@ from ldptree.mechanisms._exact import (
     geometric_noise_law,
 )
 
-__all__ = ["MIN_REALISED", "BitFlip", "Geometric", "KaryResponse", "Noise"]
+__all__ = ["MIN_REALISED", "BitFlip", "Geometric", "KaryResponse", "Noise", "UnaryFlip"]
 
 #: A noise realises at least this share of its claimed budget (the rest would be wasted privacy).
 MIN_REALISED = 0.99
@@ -192,6 +195,72 @@ class BitFlip(Noise):
         if self.bits == 64:
             return (np.uint32(t >> 32), np.uint32(t & 0xFFFFFFFF))
         return (np.uint32(t),)
+
+
+@attrs.frozen
+class UnaryFlip(BitFlip):
+    """The bit of optimized unary encoding: an input 1 is released as 1 with probability exactly
+    ``1/2``; an input 0 is released as 1 with probability ``q' = T / 2^bits``, the threshold of
+    :class:`BitFlip` (``T = ceil(2^bits / (1 + e^eps))``, rounded up).
+
+    ``epsilon`` is the budget of a *pair* of coordinates that swap inputs (a one-hot 1 moving to
+    another coordinate): the worst output (1 where the 1 was, 0 where it went) has ratio
+    ``(1/2) / q' * (1 - q') / (1/2) = (1 - q') / q' <= e^eps``, the same realised budget as
+    :class:`BitFlip`'s bit (:attr:`realised_epsilon`). One coordinate alone costs
+    ``max(log(1 / (2 q')), log(2 (1 - q')))``, less. Both probabilities are integer thresholds
+    compared with the same uniform integer, so the law is exact.
+
+    ``E[out | a] = q' + (1/2 - q') a`` (``offset = q'``, ``slope = 1/2 - q'``), variance ``1/4``
+    for ``a = 1`` and ``q' (1 - q')`` for ``a = 0``.
+    """
+
+    @property
+    def keep_one(self) -> int:
+        """``2^(bits - 1)``: an input 1 is released as 1 when the uniform integer is below it."""
+        return 1 << (self.bits - 1)
+
+    def log_probs(self, a: int) -> FloatArray:
+        """``[log P(0 | a), log P(1 | a)]`` from the integer thresholds."""
+        if a == 1:
+            return np.array([-_LOG2, -_LOG2])
+        total, t = 2**self.bits, self.threshold
+        return np.array([math.log(total - t), math.log(t)]) - self.bits * _LOG2
+
+    def channel(self) -> FiniteChannel:
+        def log_probs(a: Any) -> FloatArray:
+            if a not in (0, 1):
+                raise ValueError(f"a unary bit's input must be 0 or 1, got {a!r}")
+            return self.log_probs(int(a))
+
+        return FiniteChannel(outputs=(0, 1), log_probs=log_probs)
+
+    def mean(self, a: int) -> float:
+        return self.offset + self.slope * a
+
+    @property
+    def slope(self) -> float:
+        return 0.5 - self.flip_prob
+
+    def variance(self, a: int) -> float:
+        q = self.flip_prob
+        return 0.25 if a == 1 else q * (1.0 - q)
+
+    @property
+    def indicator_variance(self) -> float:
+        """Variance one holder adds to a debiased indicator ``(out - q') / (1/2 - q')``, at worst
+        (input 1): ``1 / (4 (1/2 - q')^2)``."""
+        return 0.25 / self.slope**2
+
+    @property
+    def static(self) -> tuple[Any, ...]:
+        return ("bits", self.bits, "unary")
+
+    def constants(self) -> tuple[Any, ...]:
+        t, one = self.threshold, self.keep_one
+        if self.bits == 64:
+            halves = (t >> 32, t & 0xFFFFFFFF, one >> 32, one & 0xFFFFFFFF)
+            return tuple(np.uint32(v) for v in halves)
+        return (np.uint32(t), np.uint32(one))
 
 
 #: The geometric law is built for ``gamma (1 - SLACK)`` so that its certified ratio, whose
@@ -472,24 +541,46 @@ class _Search(NamedTuple):
     valid: Any
 
 
-def search_padded(search: _Search, hi: jax.Array, lo: jax.Array) -> jax.Array:
+def search_padded(
+    search: _Search, hi: jax.Array, lo: jax.Array, row: jax.Array | None = None
+) -> jax.Array:
     """``#{k < valid : C_k <= u}`` for ``u = hi 2^32 + lo`` over padded thresholds.
 
     A branch-free binary lifting (``log2`` of the padded size steps), every step a gather and a
     lexicographic comparison of 32-bit halves; ``valid`` may be traced, so one program serves
-    every table of the same padded size.
+    every table of the same padded size. With ``row`` (integers shaped like ``hi``) the tables are
+    ``[rows, size]`` and each draw searches its own row ``C_{row, k}``.
     """
-    size = int(search.t_hi.shape[0])
+    size = int(search.t_hi.shape[-1])
     count = jnp.zeros(hi.shape, dtype=jnp.int32)
     step = 1 << max(size, 1).bit_length()
     while step:
         probe = count + step
         index = jnp.clip(probe, 1, size) - 1
-        th, tl = search.t_hi[index], search.t_lo[index]
+        if row is None:
+            th, tl = search.t_hi[index], search.t_lo[index]
+        else:
+            th, tl = search.t_hi[row, index], search.t_lo[row, index]
         below = (th < hi) | ((th == hi) & (tl <= lo))
         count = jnp.where((probe <= search.valid) & below, probe, count)
         step >>= 1
     return count
+
+
+def _below(bits: int, words: jax.Array, n_coords: int, threshold: Any) -> jax.Array:
+    """``u < T`` for one ``bits``-bit uniform integer ``u`` per coordinate (16-bit: two per word;
+    64-bit: ``T`` as its high and low 32-bit halves)."""
+    if bits == 16:
+        w = words[:, : -(-n_coords // 2)]
+        low = jnp.uint32(0xFFFF)
+        below: jax.Array = jnp.concatenate([(w & low) < threshold[0], (w >> 16) < threshold[0]], 1)
+        return below[:, :n_coords]
+    if bits == 32:
+        below = words[:, :n_coords] < threshold[0]
+        return below
+    hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
+    below = (hi < threshold[0]) | ((hi == threshold[0]) & (lo < threshold[1]))
+    return below
 
 
 def sample_noise(static: tuple[Any, ...], consts: Any, words: jax.Array, inputs: jax.Array) -> Any:
@@ -500,17 +591,17 @@ def sample_noise(static: tuple[Any, ...], consts: Any, words: jax.Array, inputs:
     """
     n_coords = inputs.shape[1]
     if static[0] == "bits":
-        bits = static[1]
-        if bits == 16:
-            half = -(-n_coords // 2)
-            w = words[:, :half]
-            flip = jnp.concatenate([(w & jnp.uint32(0xFFFF)) < consts[0], (w >> 16) < consts[0]], 1)
-        elif bits == 32:
-            flip = words[:, :n_coords] < consts[0]
-        else:
-            hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
-            flip = (hi < consts[0]) | ((hi == consts[0]) & (lo < consts[1]))
-        return flip[:, :n_coords] ^ (inputs == 1)
+        if static[2:] == ("unary",):  # UnaryFlip: out = 1{u < T_a}, one threshold per input
+            per = len(consts) // 2
+            zero = _below(static[1], words, n_coords, consts[:per])
+            one = _below(static[1], words, n_coords, consts[per:])
+            return jnp.where(inputs == 1, one, zero)
+        return _below(static[1], words, n_coords, consts) ^ (inputs == 1)
+    if static[0] == "matrix":  # MatrixNoise (_channel.py): a row of cumulative counts per input
+        t_hi, t_lo, valid = consts
+        hi = words[:, :n_coords]
+        lo = words[:, n_coords : 2 * n_coords] if static[2] == 64 else jnp.zeros_like(hi)
+        return search_padded(_Search(t_hi, t_lo, valid), hi, lo, row=inputs)
     if static[0] == "kary":
         t_hi, t_lo, valid, k = consts
         hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]

@@ -419,6 +419,52 @@ def _features(epsilon: float) -> Any:
     return LaplaceFeatureLabelMechanism(epsilon=epsilon, n_features=2, label_bound=(-1.0, 1.0))
 
 
+def _duchi(epsilon: float) -> Any:
+    from ldptree.mechanisms import DuchiMechanism
+
+    return DuchiMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _piecewise(epsilon: float) -> Any:
+    from ldptree.mechanisms import PiecewiseMechanism
+
+    return PiecewiseMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+def _oue(epsilon: float) -> Any:
+    from ldptree.mechanisms import OUELaplaceMechanism
+
+    return OUELaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _oue_class(epsilon: float) -> Any:
+    from ldptree.mechanisms import OUECellClassMechanism
+
+    return OUECellClassMechanism(epsilon=epsilon, n_classes=3)
+
+
+def _krr(epsilon: float) -> Any:
+    from ldptree.mechanisms import KRRLaplaceMechanism
+
+    return KRRLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _krr_joint(epsilon: float) -> Any:
+    from ldptree.mechanisms import KRRJointMechanism
+
+    return KRRJointMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _krr_class(epsilon: float) -> Any:
+    from ldptree.mechanisms import KRRCellClassMechanism
+
+    return KRRCellClassMechanism(epsilon=epsilon, n_classes=3)
+
+
+def _hadamard(epsilon: float) -> Any:
+    from ldptree.mechanisms import HadamardLaplaceMechanism
+
+    return HadamardLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
 #: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it; a
 #: new built-in needs an entry here (the repo's suite fails until it has one).
 BUILT_INS: dict[str, BuiltIn] = {
@@ -426,6 +472,14 @@ BUILT_INS: dict[str, BuiltIn] = {
     "LaplaceCellClassMechanism": BuiltIn(_cell_class, "classification", {"n_classes": 3}),
     "LaplaceCellLabelMechanism": BuiltIn(_cell_label, "regression"),
     "LaplaceFeatureLabelMechanism": BuiltIn(_features, "regression", {"n_features": 2}),
+    "DuchiMechanism": BuiltIn(_duchi, "regression"),
+    "PiecewiseMechanism": BuiltIn(_piecewise, "regression"),
+    "OUELaplaceMechanism": BuiltIn(_oue, "regression"),
+    "OUECellClassMechanism": BuiltIn(_oue_class, "classification", {"n_classes": 3}),
+    "KRRLaplaceMechanism": BuiltIn(_krr, "regression"),
+    "KRRJointMechanism": BuiltIn(_krr_joint, "regression"),
+    "KRRCellClassMechanism": BuiltIn(_krr_class, "classification", {"n_classes": 3}),
+    "HadamardLaplaceMechanism": BuiltIn(_hadamard, "regression"),
 }
 
 

@@ -7,10 +7,16 @@ import numpy as np
 import pytest
 
 from ldptree.mechanisms import (
+    HadamardLaplaceMechanism,
     IndexRelease,
     KitMechanism,
+    KRRCellClassMechanism,
+    KRRJointMechanism,
+    KRRLaplaceMechanism,
     LaplaceCellClassMechanism,
     LaplaceCellLabelMechanism,
+    OUECellClassMechanism,
+    OUELaplaceMechanism,
     RRLaplaceMechanism,
 )
 from ldptree.mechanisms._random import holder_words, key_words
@@ -22,6 +28,14 @@ MECHANISMS = [
     LaplaceCellLabelMechanism(epsilon=1.5, label_bound=2.0),
     LaplaceCellClassMechanism(epsilon=1.0, n_classes=2),
     LaplaceCellClassMechanism(epsilon=3.0, n_classes=3),
+    OUELaplaceMechanism(epsilon=2.0, label_bound=1.0),
+    OUELaplaceMechanism(epsilon=2.0, label_bound=1.0, precision_bits=64),
+    OUECellClassMechanism(epsilon=2.0, n_classes=3),
+    HadamardLaplaceMechanism(epsilon=2.0, label_bound=(-1.0, 3.0)),
+    HadamardLaplaceMechanism(epsilon=2.0, label_bound=1.0, precision_bits=64),
+    KRRLaplaceMechanism(epsilon=2.0, label_bound=1.0),
+    KRRJointMechanism(epsilon=2.0, label_bound=1.0),
+    KRRCellClassMechanism(epsilon=2.0, n_classes=3),
 ]
 
 
