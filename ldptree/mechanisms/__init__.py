@@ -11,6 +11,11 @@ library page.
 """
 
 from ldptree.mechanisms._channel import MatrixNoise, matrix_noise
+from ldptree.mechanisms._choose import (
+    MechanismChoice,
+    choose_class_mechanism,
+    choose_regression_mechanism,
+)
 from ldptree.mechanisms._duchi import DuchiMechanism, DuchiReport
 from ldptree.mechanisms._hr_laplace import HadamardLaplaceMechanism, HadamardLaplaceReport
 from ldptree.mechanisms._kit import (
@@ -46,8 +51,6 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelMechanism,
     LaplaceFeatureLabelReport,
 )
-from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
-from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, UnaryFlip
 from ldptree.mechanisms._oue import (
     OUECellClassMechanism,
@@ -55,6 +58,7 @@ from ldptree.mechanisms._oue import (
     OUELaplaceMechanism,
     OUELaplaceReport,
 )
+from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
@@ -87,12 +91,13 @@ __all__ = [
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
     "MatrixNoise",
-    "PiecewiseMechanism",
-    "PiecewiseReport",
+    "MechanismChoice",
     "OUECellClassMechanism",
     "OUECellClassReport",
     "OUELaplaceMechanism",
     "OUELaplaceReport",
+    "PiecewiseMechanism",
+    "PiecewiseReport",
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
@@ -100,6 +105,8 @@ __all__ = [
     "SupportsVariance",
     "UnaryFlip",
     "cell_indicator",
+    "choose_class_mechanism",
+    "choose_regression_mechanism",
     "debias_indicators",
     "label_level",
     "label_levels",

@@ -44,6 +44,7 @@ from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
 from ldptree.mechanisms._kit import NULL_LABEL, CellRelease, ClassLabels, KitMechanism, Release
 from ldptree.mechanisms._noise import Geometric
+from ldptree.mechanisms._variance import CellVariance
 from ldptree.protocols import CellEstimates
 
 __all__ = ["NULL_LABEL", "LaplaceCellClassMechanism", "LaplaceCellClassReport"]
@@ -126,6 +127,14 @@ class LaplaceCellClassMechanism(KitMechanism):
     def count_variance(self) -> float:
         """Variance one holder adds to a debiased cell count (one coordinate's noise)."""
         return self.noise.variance(0)
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds: one coordinate's noise for the count and for each class
+        count (the record's own indicators are fixed given the record; independent of
+        ``n_cells``)."""
+        check_int(n_cells, "n_cells", minimum=1)
+        v = self.noise.variance(0)
+        return CellVariance(count=v, label_sum=v)
 
     def report_width(self, n_cells: int) -> int:
         """Numbers released per holder: ``L (1 + K)`` (``2 L`` when binary)."""

@@ -429,6 +429,8 @@ def _piecewise(epsilon: float) -> Any:
     from ldptree.mechanisms import PiecewiseMechanism
 
     return PiecewiseMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
 def _oue(epsilon: float) -> Any:
     from ldptree.mechanisms import OUELaplaceMechanism
 
