@@ -51,7 +51,7 @@ from ldptree.estimators._lpct_readout import (
 )
 from ldptree.estimators._protocol import fold_chunks
 from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
-from ldptree.estimators._readout import ratio_with_fallback
+from ldptree.estimators._readout import ratio_with_fallback, shrunk_ratio
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import CellEstimates, Mechanism
 
@@ -109,9 +109,19 @@ def private_round(
     return fold_chunks(partition, mechanism, [(X_scaled, labels)], key=key, chunk_size=chunk)
 
 
-def lpdt_leaves(estimates: CellEstimates, public_mean: Any, *, min_ratio: float) -> LeafFit:
-    """LPDT's read-out: ``s^_j / c^_j`` where ``c^_j > min_ratio n``, else ``public_mean[j]``."""
-    values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
+def lpdt_leaves(
+    estimates: CellEstimates, public_mean: Any, *, min_ratio: float, strength: float = 0.0
+) -> LeafFit:
+    """LPDT's read-out: ``s^_j / c^_j`` (``strength = 0``, the reference) or the shrunk ratio
+    ``(s^_j c^_j + a m_j) / (c^_j^2 + a)`` with ``a = strength`` and ``m = public_mean``
+    (:func:`~ldptree.estimators._readout.shrunk_ratio`) where ``c^_j > min_ratio n``, else
+    ``public_mean[j]``."""
+    if strength == 0.0:
+        values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
+    else:
+        values, fallback = shrunk_ratio(
+            estimates, public_mean, min_ratio=min_ratio, strength=strength
+        )
     return LeafFit(values=values, used_fallback=fallback, estimates=estimates)
 
 
@@ -124,12 +134,14 @@ def lpdt_fit(
     public_mean: Any,
     *,
     min_ratio: float = 0.0,
+    strength: float = 0.0,
     chunk_size: int = DEFAULT_CHUNK,
 ) -> LeafFit:
     """LPDT after the partition: :func:`private_round` on real labels ``y``, then
-    :func:`lpdt_leaves` with ``public_mean`` (``float[L]``, the fallback per leaf)."""
+    :func:`lpdt_leaves` with ``public_mean`` (``float[L]``, the fallback per leaf) and the
+    shrinkage ``strength`` (``0``: the reference's ratio)."""
     estimates = private_round(key, partition, mechanism, X_scaled, y, chunk_size=chunk_size)
-    return lpdt_leaves(estimates, public_mean, min_ratio=min_ratio)
+    return lpdt_leaves(estimates, public_mean, min_ratio=min_ratio, strength=strength)
 
 
 def lpct_leaves(

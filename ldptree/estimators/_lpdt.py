@@ -14,6 +14,10 @@ A composition, not a code path of its own:
 
   with the public leaf mean as fallback when the debiased count ``c^_j <= tau n`` (``tau`` =
   ``min_private_ratio``; the reference's default ``tau = 0`` only catches non-positive counts).
+  That ratio explodes where ``c^_j`` is small but positive, so by default (``readout="auto"``)
+  it is shrunk towards the public leaf mean with the public-only precision weight
+  ``w_j = c^_j^2 / (c^_j^2 + a)``, ``a = n V / h^2`` (:mod:`ldptree.estimators._readout`);
+  ``readout="ratio"`` is the reference's read-out (the papers' numbers).
 
 Privacy: the partition, the scaling box and the label bound come from public data or the user,
 so the only private release is each holder's single report. Before any private row is touched the
@@ -40,6 +44,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
+from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._composition import (
@@ -56,11 +61,13 @@ from ldptree.estimators._protocol import (
     resolve_label_bound,
     stream_round,
 )
-from ldptree.estimators._readout import cell_means
+from ldptree.estimators._readout import cell_means, shrinkage_strength
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
 from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
 _OUTSIDE = ("clamp", "zero")
+#: ``readout=`` choices (class docstring).
+READOUTS = ("auto", "shrink", "ratio")
 
 
 class LPDTRegressor(RegressorMixin, BaseEstimator):
@@ -71,7 +78,11 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     epsilon:
         Per-holder privacy budget ``eps > 0`` (each holder's whole release is eps-LDP).
     max_depth:
-        Tree depth ``s``.
+        Tree depth ``s``, or ``"auto"``: ``max(1, round(log2 t*))`` with
+        ``t* = (n h^2 / (d V))^{d / (2d + 2)}`` (:mod:`ldptree.estimators._auto_depth`: the LPDT
+        paper's bias-variance balance with explicit constants) from the number of private rows
+        ``n``, the width ``d``, the mechanism's per-holder variance ``V`` and the label bound's
+        half-width ``h``; public, so fixed before any report. Needs ``n`` up front (arrays).
     min_samples_leaf:
         ``n_l``: minimal number of *public* points in each child of a split.
     min_samples_split:
@@ -95,12 +106,19 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         :class:`~ldptree.protocols.AggregatorFactory`: a callable ``(mechanism, n_cells) ->``
         :class:`~ldptree.protocols.Aggregator`, e.g. your own aggregator class
         (``docs/tutorials/custom-aggregator.md``).
+    readout:
+        ``"auto"`` (default): ``"shrink"`` when the mechanism says its variance (the default
+        one does), else ``"ratio"``. ``"shrink"``: ``(s^_j c^_j + a m_j) / (c^_j^2 + a)`` with
+        ``m_j`` the public leaf mean and ``a = n V / h^2`` from ``n``, the mechanism's
+        per-holder variance ``V`` and the label bound's half-width ``h`` (public, fixed before
+        any report); bounded, and equal to the ratio up to ``O(1/n)`` in well-filled cells.
+        ``"ratio"``: the reference's ``s^_j / c^_j`` (parity with the papers).
     min_private_ratio:
-        ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean. ``0`` (the
-        reference) only catches non-positive counts. ``"auto"``: ``tau = 2 sqrt(v / n)`` with
-        ``v`` the mechanism's per-holder ``count_variance``, i.e. fall back where the count is
-        within two noise standard deviations of zero; it uses only ``n``, ``eps`` and ``rho``
-        (public), so it is fixed before any report is seen.
+        ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean (under
+        either read-out). ``0`` (the reference) only catches non-positive counts. ``"auto"``:
+        ``tau = 2 sqrt(v / n)`` with ``v`` the mechanism's per-holder ``count_variance``, i.e.
+        fall back where the count is within two noise standard deviations of zero; it uses
+        only ``n``, ``eps`` and ``rho`` (public), so it is fixed before any report is seen.
     outside:
         Prediction for points outside the public feature box: ``"clamp"`` routes them to the
         boundary cell (as during private attribution); ``"zero"`` predicts 0 as the papers do.
@@ -126,6 +144,10 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         the read-out.
     used_fallback_, label_bound_, n_features_in_
         Where the public leaf mean replaced the private ratio; the label range; the width.
+    max_depth_
+        The depth used (``max_depth`` or its ``"auto"`` value).
+    readout_, shrinkage_
+        The read-out used (``"shrink"`` or ``"ratio"``) and its ``a`` (``0.0`` for the ratio).
     privacy_
         A :class:`~ldptree.accounting.PrivacySpend`: the certified epsilon and the delta of the
         mechanism as sampled.
@@ -138,7 +160,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int = 4,
+        max_depth: int | str = 4,
         min_samples_leaf: int = 2,
         *,
         min_samples_split: int = 5,
@@ -147,6 +169,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         rule: str | Partitioner = "max_edge",
         mechanism: Mechanism[ReportT, StatsT] | None = None,
         aggregator: AggregatorFactory | None = None,
+        readout: str = "auto",
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
         feature_margin: float = 0.0,
@@ -164,6 +187,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.rule = rule
         self.mechanism = mechanism
         self.aggregator = aggregator
+        self.readout = readout
         self.min_private_ratio = min_private_ratio
         self.outside = outside
         self.feature_margin = feature_margin
@@ -173,10 +197,10 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
 
     # -- building blocks ------------------------------------------------------------------------
-    def _partitioner(self) -> Partitioner:
+    def _partitioner(self, max_depth: Any) -> Partitioner:
         return make_partitioner(
             self.rule,
-            max_depth=self.max_depth,
+            max_depth=max_depth,
             min_samples_split=self.min_samples_split,
             min_samples_leaf=self.min_samples_leaf,
             criterion="mse",
@@ -214,12 +238,16 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
+        check_choice(self.readout, "readout", READOUTS)
         y = self._check_fit_input(X, y)
         rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
         d = rows.n_features
-        partitioner = self._partitioner()
         bound = resolve_label_bound(self.label_bound, yq)
         mechanism = self._mechanism(epsilon, bound)
+        depth = self.max_depth
+        if isinstance(depth, str):
+            depth = _resolve_depth(depth, mechanism, rows.n, d, bound)
+        partitioner = self._partitioner(depth)
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 
         scaler = fit_scaler(Xq, d, margin)
@@ -234,6 +262,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1)  # refuse a mechanism without count_variance before the round
+        readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
         chunks = ((scaler.transform(Xc), yc) for Xc, yc in rows.chunks(chunk))
         estimates = stream_round(
             partition, mechanism, chunks, key=key_noise, chunk_size=chunk, aggregator=aggregator
@@ -247,9 +276,13 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
         else:
             public_mean = np.full(partition.n_leaves, default)
-        leaves = lpdt_leaves(estimates, public_mean, min_ratio=min_ratio)
+        strength = 0.0
+        if readout == "shrink":  # public: n, the mechanism's variance and the label bound
+            strength = shrinkage_strength(mechanism, partition.n_leaves, estimates.n, bound) or 0.0
+        leaves = lpdt_leaves(estimates, public_mean, min_ratio=min_ratio, strength=strength)
 
         self.n_features_in_ = d
+        self.max_depth_ = depth
         self.scaler_ = scaler
         self.partition_ = partition
         self.mechanism_ = mechanism
@@ -258,6 +291,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.public_leaf_mean_ = public_mean
         self.leaf_values_ = leaves.values
         self.used_fallback_ = leaves.used_fallback
+        self.readout_ = readout
+        self.shrinkage_ = strength
         self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
         self.privacy_ = ledger.total
         self.privacy_certificate_ = charge.certificate
@@ -286,3 +321,39 @@ def _auto_ratio(mechanism: Mechanism, n: int) -> float:
             f"of a debiased cell count); {type(mechanism).__name__} has none: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
+
+
+def _resolve_readout(
+    readout: str, mechanism: Mechanism, n_cells: int, bound: tuple[float, float]
+) -> str:
+    """``"shrink"`` or ``"ratio"``; ``readout="shrink"`` with a mechanism that does not say its
+    variance is refused before any private row is touched."""
+    if readout == "ratio":
+        return readout
+    known = shrinkage_strength(mechanism, n_cells, 1, bound) is not None
+    if readout == "shrink" and not known:
+        raise ValueError(
+            "readout='shrink' needs a mechanism with count_variance and label_variance, or "
+            f"cell_variance; {type(mechanism).__name__} has neither: pass readout='ratio'"
+        )
+    return "shrink" if known else "ratio"
+
+
+def _resolve_depth(
+    value: str, mechanism: Mechanism, n: int | None, d: int, bound: tuple[float, float]
+) -> int:
+    """``max_depth="auto"`` (class docstring) before any private row is touched."""
+    if value != "auto":
+        raise ValueError(f"max_depth must be an integer >= 0 or 'auto', got {value!r}")
+    if n is None:
+        raise ValueError(
+            "max_depth='auto' needs the number of private rows up front; an iterable of chunks "
+            "does not say it: pass an integer max_depth"
+        )
+    relative = shrinkage_strength(mechanism, 2, 1, bound)  # V / h^2: a for one holder
+    if relative is None:
+        raise ValueError(
+            f"max_depth='auto' needs a mechanism that says its variance; "
+            f"{type(mechanism).__name__} does not: pass an integer max_depth"
+        )
+    return 1 if not math.isfinite(relative) else auto_depth(n, d, relative)

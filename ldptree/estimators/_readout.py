@@ -8,15 +8,36 @@ undefined.
 
 Both read-outs are pure array code (:mod:`ldptree._xp`): NumPy float64 on concrete inputs,
 ``jax.numpy`` under ``jax.jit``/``jax.vmap``.
+
+**Shrinkage** (our default in :class:`~ldptree.LPDTRegressor`, ``readout="auto"``): the ratio
+``r_j = s^_j / c^_j`` is translation equivariant (shifting every label by ``t`` shifts ``s^_j`` by
+``t c^_j``), and linearised around the true cell mean ``f_j`` its error is
+``(s^_j - f_j c^_j) / c^_j``, whose variance is at most ``n V / c^_j^2``, with ``V`` the variance
+one holder adds to the label sum of labels centred in the label bound ``[lo, hi]`` (half-width
+``h = (hi - lo) / 2``). Before any report, all we know of ``f_j`` beyond the public leaf mean
+``m_j`` is that it lies in ``[lo, hi]``, whose widest spread is a variance of ``h^2``. Weighting the
+two by their precisions (the posterior mean for a prior of variance ``h^2`` around ``m_j``)
+
+    f^_j = w_j r_j + (1 - w_j) m_j = (s^_j c^_j + a m_j) / (c^_j^2 + a),
+    w_j = c^_j^2 / (c^_j^2 + a),    a = n V / h^2.
+
+``a`` uses only ``n``, the mechanism's variance (epsilon, budget split) and the public label
+bound, so it is fixed before any report is seen. The read-out never explodes:
+``|s^_j c^_j| / (c^_j^2 + a) <= |s^_j| / (2 sqrt(a))``. It is the reference's ratio where that is
+safe: for a cell of fixed probability ``p_j``, ``c^_j ~ n p_j`` so ``w_j = 1 - O(1 / (n p_j^2))``
+and ``f^_j`` is the ratio up to ``O(1/n)``.
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray
 from ldptree._xp import bincount, namespace
-from ldptree.protocols import CellEstimates
+from ldptree.mechanisms._variance import SupportsVariance
+from ldptree.protocols import CellEstimates, Mechanism
 
 
 def ratio_with_fallback(
@@ -28,6 +49,46 @@ def ratio_with_fallback(
     safe = xp.where(usable, estimates.count, 1.0)
     values = xp.where(usable, estimates.label_sum / safe, fallback)
     return values, ~usable
+
+
+def shrunk_ratio(
+    estimates: CellEstimates, fallback: FloatArray, *, min_ratio: float, strength: float
+) -> tuple[FloatArray, BoolArray]:
+    """``(values[L], used_fallback[L])``: ``(s^ c^ + a m) / (c^^2 + a)`` (module docstring) with
+    ``a = strength`` and ``m = fallback`` where ``c^ > min_ratio n``, else ``fallback``."""
+    xp = namespace(estimates.count, estimates.label_sum, fallback)
+    usable = estimates.count > min_ratio * estimates.n
+    if not math.isfinite(strength):
+        return xp.asarray(fallback, dtype=estimates.count.dtype), xp.ones_like(usable)
+    count = estimates.count
+    shrunk = (estimates.label_sum * count + strength * fallback) / (count * count + strength)
+    return xp.where(usable, shrunk, fallback), ~usable
+
+
+def shrinkage_strength(
+    mechanism: Mechanism, n_cells: int, n: int, bound: tuple[float, float]
+) -> float | None:
+    """``a = n V / h^2`` of :func:`shrunk_ratio` from public quantities only; ``None`` when the
+    mechanism does not say its variance.
+
+    ``V``: with ``count_variance`` ``v_c`` and ``label_variance`` ``v_y`` (the default randomized
+    response + Laplace), ``v_c h^2 + (v_c + 1) v_y``, the per-holder bound of the label sum for
+    labels centred in the bound (so at most ``h`` in absolute value); otherwise the
+    mechanism's :class:`~ldptree.mechanisms.SupportsVariance` bound of the same quantity
+    (:meth:`~ldptree.mechanisms.CellVariance.mean_error` for an own-cell holder).
+    ``h = 0`` (a one-point bound) gives ``inf``: the public mean."""
+    half = (bound[1] - bound[0]) / 2.0
+    v_c = getattr(mechanism, "count_variance", None)
+    v_y = getattr(mechanism, "label_variance", None)
+    if isinstance(v_c, float) and isinstance(v_y, float):
+        variance = v_c * half**2 + (v_c + 1.0) * v_y
+    elif isinstance(mechanism, SupportsVariance):
+        # the own-cell bound for labels within h of the cell mean (equal to the line above for
+        # randomized response + Laplace)
+        variance = float(mechanism.cell_variance(n_cells).mean_error(half, 1.0))
+    else:
+        return None
+    return math.inf if half <= 0 else max(n, 1) * variance / half**2
 
 
 def cell_means(cells: np.ndarray, y: FloatArray, n_cells: int, default: float) -> FloatArray:

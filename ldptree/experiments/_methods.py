@@ -4,7 +4,9 @@ To register a new estimator, add one :class:`MethodSpec` line to ``DEFAULT_METHO
 example ``MethodSpec("phist", "regression", PHISTRegressor, "phist-real", "PHIST",
 paper_key="P")``) and, if its grid is new, one preset in :mod:`._grids`.
 
-``lpdt-v`` is ``LPDTRegressor(rule="cart")`` (the reference's quantile CART rule). Both LPDT
+``lpdt-v`` is ``LPDTRegressor(rule="cart")`` (the reference's quantile CART rule). Both run
+the reference's ratio read-out by default (``readout="ratio"``: the papers' rows), which a grid
+may override (``readout="auto"``, the estimator's guarded default). Both LPDT
 variants memoise their deterministic partition across a grid: it depends on the public rows,
 ``max_depth``, ``min_samples_leaf`` and ``min_samples_split`` only, not on ``rho`` or ``epsilon``.
 """
@@ -39,6 +41,7 @@ def _memoised_lpdt(
     max_depth: int,
     min_samples_leaf: int,
     min_samples_split: int,
+    readout: str = "ratio",
     **kwargs: Any,
 ) -> LPDTRegressor:
     """``LPDTRegressor`` whose (deterministic, key-free) partition is memoised across a grid:
@@ -58,6 +61,7 @@ def _memoised_lpdt(
         min_samples_leaf,
         min_samples_split=min_samples_split,
         rule=rule,
+        readout=readout,
         random_state=random_state,
         **kwargs,
     )

@@ -16,7 +16,11 @@
   composition the whole pipeline is ``eps``-LDP per holder. ``training="shared"`` is the paper's
   App. D.2 reading, where every training holder reports to all ``k`` models: recorded as
   ``holder_epsilon = k eps`` and not an ``eps``-LDP pipeline. The selected model is never refitted
-  (a refit would make holders release twice).
+  (a refit would make holders release twice). Without a grid for an LPDT method it uses the
+  default private grid of :mod:`._private_grid` (size from ``n`` and ``eps``, depths from the
+  LPDT paper's rate) instead of the 132-point oracle grid; a one-point grid needs no
+  validation, so all training holders train it; a grid too fine for its holders raises a
+  ``UserWarning`` naming the sizes.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from __future__ import annotations
 import json
 import math
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -34,6 +39,7 @@ from ldptree._validation import NotApplicableError, check_open_unit
 from ldptree.accounting import PrivacyLedger, PrivacySpend
 from ldptree.experiments._grids import Grid, grid_preset
 from ldptree.experiments._metrics import Metric
+from ldptree.experiments._private_grid import LPDT_ORACLE_GRIDS, grid_warning, lpdt_private_grid
 from ldptree.experiments._private_validation import (
     loss_release_certificate,
     noise_scale,
@@ -214,10 +220,22 @@ class PrivateTuning:
     training: str = attrs.field(default="disjoint", validator=_check_training)
     mode: str = attrs.field(default="private", init=False)
 
+    def _uses_default(self, spec: MethodSpec) -> bool:
+        return spec.name not in self.grids and spec.default_grid in LPDT_ORACLE_GRIDS
+
+    def grid(self, spec: MethodSpec, n_private: int, n_features: int, epsilon: float) -> Grid:
+        """The grid ``run`` tunes ``spec`` over (module docstring)."""
+        if self._uses_default(spec):
+            return lpdt_private_grid(n_private, n_features, epsilon, self.validation_fraction)
+        return resolve_grid(self.grids, spec, n_private, n_features)
+
     def run(self, cell: Cell) -> list[Outcome]:
         s = cell.split
-        grid = resolve_grid(self.grids, cell.spec, *s.X_train.shape)
-        k, n = grid.size, s.X_train.shape[0]
+        n, d = s.X_train.shape
+        grid = self.grid(cell.spec, n, d, cell.epsilon)
+        k = grid.size
+        if k == 1:
+            return [self._single(cell, next(grid.points()))]
         n_v = int(np.floor(self.validation_fraction * n))
         holders = np.random.default_rng(cell.seed("holders")).permutation(n)
         validation, rest = holders[:n_v], holders[n_v:]
@@ -227,6 +245,9 @@ class PrivateTuning:
                 f"{n} training holders are too few for validation_fraction="
                 f"{self.validation_fraction} and {k} {self.training} training groups"
             )
+        message = grid_warning(k, n_v, min(g.shape[0] for g in groups), cell.epsilon, grid.name)
+        if message is not None:
+            warnings.warn(message, UserWarning, stacklevel=2)
         X_val = s.X_train[validation]
         start = time.perf_counter()
         losses, test_preds = np.empty((n_v, k)), []
@@ -280,10 +301,40 @@ class PrivateTuning:
             )
         ]
 
+    def _single(self, cell: Cell, params: dict[str, Any]) -> Outcome:
+        """A one-point grid: nothing to select, so no validation; every training holder
+        releases once to the single model, whose own ledger is the cell's."""
+        s = cell.split
+        start = time.perf_counter()
+        ledger = _Charges(cell.epsilon, shared=False)
+        pred = ledger.fit_predict(cell, params, cell.seed("fit", 0), s.X_train, s.y_train, s.X_test)
+        return Outcome(
+            grid_index=0,
+            params=params,
+            value=cell.metric.score(np.asarray(pred), s.y_test),
+            seconds=time.perf_counter() - start,
+            selected=True,
+            n_train=s.X_train.shape[0],
+            n_validation=0,
+            holder_epsilon=_holder_epsilon(cell, ledger.ledger.total.epsilon),
+            private_pipeline=cell.spec.private,
+            spend=(
+                f"{cell.epsilon:g}-LDP per holder: a one-point grid, so no validation release; "
+                "every training holder reports once to the single model"
+            ),
+            validation_score=None,
+            privacy=ledger.to_json(),
+        )
+
     def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]:
+        grid: Any = (
+            "lpdt-private-auto: k and depths from n, d and epsilon"
+            if self._uses_default(spec)
+            else resolve_grid(self.grids, spec, n_private).describe()
+        )
         return {
             "mode": self.mode,
-            "grid": resolve_grid(self.grids, spec, n_private).describe(),
+            "grid": grid,
             "validation_fraction": self.validation_fraction,
             "training": self.training,
         }

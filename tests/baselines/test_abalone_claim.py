@@ -33,7 +33,7 @@ def test_lpdt_beats_phist_and_deconv_on_abalone(data_dir: Path) -> None:
     for rep in range(4):
         s = RandomSplit(data).draw(np.random.default_rng(1000 + rep))
         models = {
-            "lpdt": LPDTRegressor(4.0, 2, 80, rule="cart", random_state=rep),
+            "lpdt": LPDTRegressor(4.0, 2, 80, rule="cart", readout="ratio", random_state=rep),
             "phist": PHISTRegressor(4.0, 1, 0.01, random_state=rep),
             "deconv": DECONVRegressor(4.0, 5.0, random_state=rep),
         }
