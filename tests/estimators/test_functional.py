@@ -78,7 +78,9 @@ def test_lpdt_estimator_and_functional_fit_are_one_path(rule):
         model.scaler_.transform(X),
         y,
         model.public_leaf_mean_,
+        strength=model.shrinkage_,
     )
+    assert model.readout_ == "shrink" and model.shrinkage_ > 0  # the default read-out
     np.testing.assert_array_equal(fit.values, model.leaf_values_)
     np.testing.assert_array_equal(fit.used_fallback, model.used_fallback_)
     np.testing.assert_array_equal(fit.estimates.count, model.estimates_.count)
