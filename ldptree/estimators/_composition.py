@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
-from ldptree._validation import check_features, check_int
+from ldptree._validation import check_choice, check_features, check_int
 from ldptree.estimators._fits import check_mechanism_fits
 from ldptree.estimators._protocol import resolve_aggregator
 from ldptree.partitions._cart import CartPartitioner
@@ -70,6 +70,22 @@ def check_rule(rule: Any) -> str | Partitioner:
     return rule
 
 
+#: The named mechanisms an estimator accepts besides a mechanism object (``None`` is ``"auto"``;
+#: :mod:`ldptree.estimators._default_mechanism`).
+MECHANISM_CHOICES = ("auto", "paper")
+
+
+def is_named(mechanism: Any) -> bool:
+    """Whether ``mechanism`` names a default (``None``, ``"auto"`` or ``"paper"``); any other
+    string is a ``ValueError``."""
+    if mechanism is None:
+        return True
+    if isinstance(mechanism, str):
+        check_choice(mechanism, "mechanism", MECHANISM_CHOICES)
+        return True
+    return False
+
+
 def check_components(
     estimator: str,
     *,
@@ -79,13 +95,13 @@ def check_components(
     simulation: Any = "per_holder",
 ) -> AggregatorFactory:
     """The user's components of ``estimator``, checked at the start of ``fit``, before any data
-    is read: the partition ``rule`` (:func:`check_rule`), a ``mechanism`` (``None``: the
-    estimator's default) that implements the protocol and privatizes the records the estimator
+    is read: the partition ``rule`` (:func:`check_rule`), a ``mechanism`` (``None``, ``"auto"``
+    or ``"paper"``: a default) that implements the protocol and privatizes the records the estimator
     feeds it (:func:`~ldptree.estimators._fits.check_mechanism_fits`), and the aggregator
     factory it returns (:func:`~ldptree.estimators._protocol.resolve_aggregator`).
     ``TypeError`` on a mismatch."""
     check_rule(rule)
-    if mechanism is not None:
+    if not is_named(mechanism):
         check_protocol(mechanism)
         check_mechanism_fits(estimator, mechanism)
     return resolve_aggregator(aggregator, simulation)

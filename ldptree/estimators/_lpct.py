@@ -43,9 +43,11 @@ from ldptree.estimators._classes import check_class_labels, encode_labels, resol
 from ldptree.estimators._composition import (
     check_components,
     check_mechanism,
+    is_named,
     make_partitioner,
     route,
 )
+from ldptree.estimators._default_mechanism import class_mechanism
 from ldptree.estimators._fits import check_mechanism_fits
 from ldptree.estimators._functional import lpct_leaves, lpct_pruned_leaves
 from ldptree.estimators._lpct_readout import (
@@ -63,7 +65,6 @@ from ldptree.estimators._protocol import (
 )
 from ldptree.estimators._prune import PRUNE_RULES
 from ldptree.estimators._rows import is_chunk_stream
-from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import (
     AggregatorFactory,
@@ -156,12 +157,10 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             criterion=self.criterion,
             criteria=_CRITERIA,
         )
-        mechanism: Mechanism = (
-            LaplaceCellClassMechanism(epsilon=epsilon, n_classes=n_classes)
-            if self.mechanism is None
-            else check_mechanism(self.mechanism, epsilon)
-        )
-        check_mechanism_fits(self._kind, mechanism, n_classes=n_classes)
+        if not is_named(self.mechanism):  # a user's mechanism is refused before the partition
+            check_mechanism_fits(
+                self._kind, check_mechanism(self.mechanism, epsilon), n_classes=n_classes
+            )
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 
         d = rows.n_features
@@ -170,6 +169,14 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         y_grow = None if codes_q is None else codes_q.astype(np.float64)
         partition = partitioner.fit(Xq_scaled, y_grow, key=key_partition)
         n_cells = partition.n_leaves
+        mechanism, choice = class_mechanism(
+            self.mechanism,
+            epsilon,
+            n_classes,
+            n_cells,
+            simulated=self.simulation == "aggregate",
+        )
+        check_mechanism_fits(self._kind, mechanism, n_classes=n_classes)
         if codes_q is None:
             public = np.zeros((n_cells, n_classes))
         else:
@@ -205,6 +212,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.scaler_ = scaler
         self.partition_ = partition
         self.mechanism_ = mechanism if collect else None
+        self.mechanism_choice_ = choice if collect else None
         self.estimates_ = estimates
         self.public_class_counts_ = public
         self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
@@ -282,7 +290,14 @@ class LPCTClassifier(_LPCTBase):
         ``"none"`` (paper: ``0/0 = 0``, negative denominators kept) or ``"prior"`` (cells with a
         non-positive denominator use the public class frequencies).
     mechanism:
-        A :class:`~ldptree.protocols.Mechanism` on ``(cell, class code)`` records whose estimates
+        ``"auto"`` (default; ``None`` too): once the partition is grown, the library class
+        mechanism with the smallest predicted error of a cell's class proportions for its ``L``
+        cells, ``eps`` and ``K`` (public inputs: no privacy cost;
+        :func:`~ldptree.mechanisms.choose_class_mechanism`; with ``simulation="aggregate"`` the
+        papers' mechanism, the only one that draws summed reports), reported in
+        ``mechanism_choice_``. ``"paper"``: the LPCT paper's Laplace noise on the cell and
+        cell-by-class one-hots (:class:`~ldptree.mechanisms.LaplaceCellClassMechanism`). Or a
+        :class:`~ldptree.protocols.Mechanism` on ``(cell, class code)`` records whose estimates
         carry per-class counts; its ``epsilon`` must equal ``epsilon``. It must privatize
         ``(cell, class code)`` records over the classes of the fit (``labels() ->
         ClassLabels(n_classes=K)``; checked at the start of ``fit``, a ``TypeError`` otherwise).
@@ -313,7 +328,7 @@ class LPCTClassifier(_LPCTBase):
 
     Attributes
     ----------
-    classes_, partition_, scaler_, mechanism_, estimates_, public_class_counts_,
+    classes_, partition_, scaler_, mechanism_, mechanism_choice_, estimates_, public_class_counts_,
     private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, privacy_
     (certified epsilon, delta as sampled), privacy_certificate_ (``None`` when uncertified or
     nothing private is collected), privacy_ledger_, n_features_in_, n_public_
@@ -333,7 +348,7 @@ class LPCTClassifier(_LPCTBase):
         criterion: str = "gini",
         classes: Any = None,
         fallback: str = "none",
-        mechanism: Mechanism[ReportT, StatsT] | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | str | None = "auto",
         aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
         outside: str = "clamp",
@@ -447,7 +462,8 @@ class LPCTPrunedClassifier(_LPCTBase):
 
     Attributes
     ----------
-    classes_, partition_, scaler_, mechanism_, estimates_, public_class_counts_, prune_,
+    classes_, partition_, scaler_, mechanism_, mechanism_choice_, estimates_, public_class_counts_,
+    prune_,
     leaf_node_, leaf_eta_, leaf_proba_, leaf_class_, max_depth_, min_depth_, privacy_,
     privacy_certificate_, privacy_ledger_, n_features_in_, n_public_
     """
@@ -467,7 +483,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         rule: str | Partitioner = "max_edge",
         criterion: str = "gini",
         classes: Any = None,
-        mechanism: Mechanism[ReportT, StatsT] | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | str | None = "auto",
         aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
         outside: str = "clamp",

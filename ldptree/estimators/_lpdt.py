@@ -40,7 +40,6 @@ from ldptree._validation import (
     as_key,
     check_choice,
     check_int,
-    check_open_unit,
     check_positive,
     check_real,
 )
@@ -49,10 +48,11 @@ from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._composition import (
     check_components,
-    check_mechanism,
+    is_named,
     make_partitioner,
     route,
 )
+from ldptree.estimators._default_mechanism import regression_mechanism
 from ldptree.estimators._functional import lpdt_leaves
 from ldptree.estimators._protocol import (
     budget_ledger,
@@ -62,7 +62,7 @@ from ldptree.estimators._protocol import (
     stream_round,
 )
 from ldptree.estimators._readout import cell_means, shrinkage_strength
-from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
+from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
 _OUTSIDE = ("clamp", "zero")
@@ -89,6 +89,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         Nodes with at most this many public points (or distinct rows) are not split.
     budget_split:
         ``rho in (0, 1)``: share of ``eps`` spent on the cell; the label gets ``(1 - rho) eps``.
+        ``"auto"`` (default): computed from the partition size, ``eps`` and the label bound for
+        ``mechanism="auto"`` (:func:`~ldptree.mechanisms.optimal_split`), the papers' ``1/2``
+        for ``mechanism="paper"``.
     label_bound:
         ``M`` (meaning ``[-M, M]``) or ``(lo, hi)``. ``None`` takes ``[min, max]`` of ``y_public``;
         never estimated from private labels. Private labels are clipped into it by the mechanism.
@@ -97,10 +100,15 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         :class:`~ldptree.protocols.Partitioner` instance (which then fixes its own depth and
         leaf sizes). The named rules rank splits by variance reduction (``"mse"``).
     mechanism:
-        A :class:`~ldptree.protocols.Mechanism` to use instead of the default randomized
-        response + Laplace; its ``epsilon`` must equal ``epsilon``. It must privatize
-        ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the start of
-        ``fit``, a ``TypeError`` otherwise).
+        ``"auto"`` (default; ``None`` too): once the partition is grown, the library mechanism
+        and split with the smallest predicted error of a cell mean for its ``L`` cells, ``eps``
+        and the label bound (public inputs: no privacy cost;
+        :func:`~ldptree.mechanisms.choose_regression_mechanism`), reported in
+        ``mechanism_choice_``. ``"paper"``: the LPDT paper's randomized response on the
+        one-hot cell + a Laplace-type label (:class:`~ldptree.mechanisms.RRLaplaceMechanism`).
+        Or a :class:`~ldptree.protocols.Mechanism` whose ``epsilon`` equals ``epsilon`` and which
+        privatizes ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the
+        start of ``fit``, a ``TypeError`` otherwise).
     aggregator:
         ``None`` (the exact streaming sum, :class:`~ldptree.estimators.SumAggregator`) or an
         :class:`~ldptree.protocols.AggregatorFactory`: a callable ``(mechanism, n_cells) ->``
@@ -139,6 +147,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
 
     Attributes
     ----------
+    mechanism_choice_
+        The :class:`~ldptree.mechanisms.MechanismChoice` behind ``mechanism="auto"`` (its
+        ``describe()`` names the mechanism, the split and the predicted gain), else ``None``.
     partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_
         The published partition and scaling, the mechanism run, the debiased cell estimates and
         the read-out.
@@ -164,10 +175,10 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         min_samples_leaf: int = 2,
         *,
         min_samples_split: int = 5,
-        budget_split: float = 0.5,
+        budget_split: float | str = "auto",
         label_bound: float | tuple[float, float] | None = None,
         rule: str | Partitioner = "max_edge",
-        mechanism: Mechanism[ReportT, StatsT] | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | str | None = "auto",
         aggregator: AggregatorFactory | None = None,
         readout: str = "auto",
         min_private_ratio: float | str = 0.0,
@@ -207,11 +218,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             criteria=("mse",),
         )
 
-    def _mechanism(self, epsilon: float, bound: tuple[float, float]) -> Mechanism:
-        if self.mechanism is None:
-            rho = check_open_unit(self.budget_split, "budget_split")
-            return RRLaplaceMechanism(epsilon=epsilon, label_bound=bound, budget_split=rho)
-        return check_mechanism(self.mechanism, epsilon)
+    def _mechanism(
+        self, epsilon: float, bound: tuple[float, float], n_cells: int, *, paper: bool = False
+    ) -> tuple[Mechanism, MechanismChoice | None]:
+        """The mechanism for ``n_cells`` cells (``paper``: the papers' in place of ``"auto"``)."""
+        name = "paper" if paper and is_named(self.mechanism) else self.mechanism
+        return regression_mechanism(name, epsilon, bound, n_cells, self.budget_split)
 
     # -- estimator API --------------------------------------------------------------------------
     def fit(
@@ -243,16 +255,17 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
         d = rows.n_features
         bound = resolve_label_bound(self.label_bound, yq)
-        mechanism = self._mechanism(epsilon, bound)
         depth = self.max_depth
-        if isinstance(depth, str):
-            depth = _resolve_depth(depth, mechanism, rows.n, d, bound)
+        if isinstance(depth, str):  # the papers' mechanism's variance when the default is named
+            depth_mechanism, _ = self._mechanism(epsilon, bound, 1, paper=True)
+            depth = _resolve_depth(depth, depth_mechanism, rows.n, d, bound)
         partitioner = self._partitioner(depth)
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 
         scaler = fit_scaler(Xq, d, margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
+        mechanism, choice = self._mechanism(epsilon, bound, partition.n_leaves)
         charge = certified_spend(
             mechanism,
             n_cells=partition.n_leaves,
@@ -286,6 +299,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.scaler_ = scaler
         self.partition_ = partition
         self.mechanism_ = mechanism
+        self.mechanism_choice_ = choice
         self.label_bound_ = bound
         self.estimates_ = estimates
         self.public_leaf_mean_ = public_mean

@@ -107,11 +107,16 @@ def run_figure1(
         fits: dict[tuple[str, int, int], Any] = {}
         for depth, n_l in itertools.product(depths, leaf_sizes):
             fits[("public", depth, n_l)] = LPDTRegressor(
-                epsilon, depth, n_l, readout="ratio", random_state=rep
+                epsilon, depth, n_l, readout="ratio", mechanism="paper", random_state=rep
             ).fit(X, y, X_public=Xq, y_public=yq)
         for depth in depths:
             fits[("no public", depth, 0)] = LPDTRegressor(
-                epsilon, depth, label_bound=bound, readout="ratio", random_state=rep
+                epsilon,
+                depth,
+                label_bound=bound,
+                readout="ratio",
+                mechanism="paper",
+                random_state=rep,
             ).fit(X8, y8)
         for key, model in fits.items():
             mse.setdefault(key, []).append(float(np.mean((model.predict(Xt) - yt) ** 2)))

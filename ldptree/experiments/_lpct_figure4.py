@@ -101,6 +101,7 @@ def _lpct(config: Figure4Config, eps: float, depth: int, leaf: int, lam: float, 
         min_samples_leaf=leaf,
         min_samples_split=1,
         lam=lam,
+        mechanism="paper",
         simulation=config.simulation,
         random_state=key,
     )
@@ -147,6 +148,7 @@ def run(
                     epsilon=eps,
                     min_samples_leaf=leaf,
                     prune_rule=rule,
+                    mechanism="paper",
                     simulation=config.simulation,
                     random_state=jax.random.fold_in(key, 10_000 + m_idx),
                 ).fit(data.X_private, data.y_private, **public)

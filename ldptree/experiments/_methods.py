@@ -5,8 +5,9 @@ example ``MethodSpec("phist", "regression", PHISTRegressor, "phist-real", "PHIST
 paper_key="P")``) and, if its grid is new, one preset in :mod:`._grids`.
 
 ``lpdt-v`` is ``LPDTRegressor(rule="cart")`` (the reference's quantile CART rule). Both run
-the reference's ratio read-out by default (``readout="ratio"``: the papers' rows), which a grid
-may override (``readout="auto"``, the estimator's guarded default). Both LPDT
+the papers' mechanism and the reference's ratio read-out by default (``mechanism="paper"``,
+``readout="ratio"``: the papers' rows), which a grid may override (``"auto"``: the estimator's
+variance-aware mechanism and guarded read-out). The LPCT rows pin ``mechanism="paper"`` too. Both LPDT
 variants memoise their deterministic partition across a grid: it depends on the public rows,
 ``max_depth``, ``min_samples_leaf`` and ``min_samples_split`` only, not on ``rho`` or ``epsilon``.
 """
@@ -42,6 +43,7 @@ def _memoised_lpdt(
     min_samples_leaf: int,
     min_samples_split: int,
     readout: str = "ratio",
+    mechanism: Any = "paper",
     **kwargs: Any,
 ) -> LPDTRegressor:
     """``LPDTRegressor`` whose (deterministic, key-free) partition is memoised across a grid:
@@ -62,6 +64,7 @@ def _memoised_lpdt(
         min_samples_split=min_samples_split,
         rule=rule,
         readout=readout,
+        mechanism=mechanism,
         random_state=random_state,
         **kwargs,
     )
@@ -249,6 +252,7 @@ def lpct_tree(
     min_samples_leaf: int = 2,
     min_samples_split: int = 5,
     criterion: str = "gini",
+    mechanism: Any = "paper",
     **kwargs: Any,
 ) -> LPCTClassifier:
     """``LPCTClassifier(rule=...)`` with the (deterministic) partition memoised across a grid:
@@ -269,6 +273,7 @@ def lpct_tree(
         min_samples_split=min_samples_split,
         rule=partitioner,
         criterion=criterion,
+        mechanism=mechanism,
         random_state=random_state,
         **kwargs,
     )
@@ -293,7 +298,7 @@ LPCT_PRUNE_M = MethodSpec(
     LPCTPrunedClassifier,
     "lpct-prune-real",
     "LPCT-prune-M",
-    fixed=_AGG,
+    fixed={**_AGG, "mechanism": "paper"},
     paper_key="prune-M",
 )
 LPCT_PRUNE_V = MethodSpec(
@@ -302,7 +307,7 @@ LPCT_PRUNE_V = MethodSpec(
     LPCTPrunedClassifier,
     "lpct-prune-real",
     "LPCT-prune-V",
-    fixed={**_AGG, "rule": "cart"},
+    fixed={**_AGG, "rule": "cart", "mechanism": "paper"},
     paper_key="prune-V",
 )
 # LPDT for classification = LPCT-P: lambda = 0 (private counts only), on the LPCT-M grid minus
