@@ -8,8 +8,9 @@ paper_key="P")``) and, if its grid is new, one preset in :mod:`._grids`.
 the papers' mechanism and the reference's ratio read-out by default (``mechanism="paper"``,
 ``readout="ratio"``: the papers' rows), which a grid may override (``"auto"``: the estimator's
 variance-aware mechanism and guarded read-out). The LPCT rows pin ``mechanism="paper"`` too.
-Both LPDT variants memoise their deterministic partition across a grid: it depends on the public rows,
-``max_depth``, ``min_samples_leaf`` and ``min_samples_split`` only, not on ``rho`` or ``epsilon``.
+Both LPDT variants memoise their deterministic partition across a grid: it depends on the public
+rows, ``max_depth``, ``min_samples_leaf`` and ``min_samples_split`` only, not on ``rho`` or
+``epsilon``.
 """
 
 from __future__ import annotations
