@@ -72,6 +72,8 @@ from ldptree.estimators._protocol import (
 from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
 
 GUARDS = ("public_mean", "none")
+#: Allowed ``bandwidth`` range (on features scaled to ``[0, 1]``).
+BANDWIDTH_RANGE = (1e-6, 1e6)
 
 
 def deconvolution_weights_log(
@@ -216,6 +218,11 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
 
     def _check_read_out(self) -> tuple[float, float, int, int]:
         h = check_positive(self.bandwidth, "bandwidth")
+        if not BANDWIDTH_RANGE[0] <= h <= BANDWIDTH_RANGE[1]:
+            raise ValueError(
+                f"bandwidth must lie in [1e-6, 1e6] (features are scaled to [0, 1], and the "
+                f"kernel's (noise scale / bandwidth)^2 must stay finite), got {h!r}"
+            )
         floor = check_real(self.denominator_floor, "denominator_floor")
         if floor < 0:
             raise ValueError(f"denominator_floor must be >= 0, got {floor}")

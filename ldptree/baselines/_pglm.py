@@ -621,9 +621,19 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
         return labels
 
 
+#: The default ``delta = 1 / n_P^2`` needs at least this many holders (``delta <= 0.01``).
+MIN_DEFAULT_DELTA_HOLDERS = 10
+
+
 def _resolve_delta(delta: Any, n: int) -> float:
     if delta is None:
-        return 1.0 / float(n) ** 2 if n > 1 else 0.5
+        if n < MIN_DEFAULT_DELTA_HOLDERS:
+            raise ValueError(
+                f"delta=None means delta = 1 / n_P^2, which is {1.0 / float(n) ** 2:.3g} for "
+                f"n_P = {n} private holders: a delta above 0.01 guarantees next to nothing. "
+                f"With fewer than {MIN_DEFAULT_DELTA_HOLDERS} holders pass delta explicitly"
+            )
+        return 1.0 / float(n) ** 2
     if isinstance(delta, bool) or not isinstance(delta, int | float) or not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be a number in (0, 1) or None (1 / n_P^2), got {delta!r}")
     return float(delta)

@@ -166,6 +166,10 @@ def psgd_spend(epsilon: float, model: str, mode: str) -> PrivacySpend:
     )
 
 
+#: Most full-batch warm-start steps on the public sample.
+MAX_WARM_START_STEPS = 100_000
+
+
 class PSGDClassifier(ClassifierMixin, BaseEstimator):
     """PSGD-L / PSGD-N (Lowy et al. 2023), binary; see the module docstring for the math.
 
@@ -233,6 +237,11 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
         model = check_choice(self.model, "model", _MODELS)
         mode = check_choice(self.mode, "mode", _MODES)
         warm_steps = check_int(self.warm_start_steps, "warm_start_steps", minimum=0)
+        if warm_steps > MAX_WARM_START_STEPS:
+            raise ValueError(
+                f"warm_start_steps must be <= {MAX_WARM_START_STEPS} (each is a full pass over "
+                f"the public sample), got {warm_steps}"
+            )
         clip = check_positive(self.clip_norm, "clip_norm")
         X_arr, y_raw, Xq, yq = check_fit_data(
             X, y, X_public, y_public, check_labels=check_class_labels
