@@ -5,7 +5,8 @@
 * A categorical column with levels ``v_1 < ... < v_m`` (numeric order when every level is a
   number, else string order) becomes ``m`` indicator columns named ``"col=v"``; a missing cell
   becomes its own indicator ``"col=<missing>"`` (so no statistic of any row is needed to encode
-  it). The levels are the file's *schema*: a deployment would publish them in advance.
+  it). These are the levels of the whole file, private rows included: the experiment splits
+  keep only the levels their public rows have (``ldptree.experiments.public_levels``).
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ statistic of the rows; everything it does is row-wise or schema-level:
   a statistic, and in the protocol statistics may come from public rows only, so imputation is the
   runner's job after splitting (:func:`ldptree.experiments.impute_from_public`: per-column public
   medians). A missing categorical cell is its own one-hot level ``"col=<missing>"``.
-* **categoricals**: the manifest's categorical columns are one-hot encoded (:mod:`._encode`).
+* **categoricals**: the manifest's categorical columns are one-hot encoded (:mod:`._encode`) over
+  every level of the file; a split keeps only the levels of its public rows
+  (:func:`ldptree.experiments.public_levels`), so no level seen only in private rows is used.
 * **checksums**: when the folder has ``CHECKSUMS``, the data file must be listed there and match
   (``verify=None``, the default); ``verify=True`` also requires ``CHECKSUMS`` to exist,
   ``verify=False`` skips the check.
