@@ -10,8 +10,8 @@ entry point. Cases per entry point (kept in step by
 entry point    cases  what
 =============  =====  ====================================================================
 lpdt           19     ``LPDTRegressor.fit`` (features, labels, public data, hyper-params)
-lpct           6      ``LPCTClassifier.fit`` (class labels and the class policy)
-baselines      5      ``DECONVRegressor``, ``PSGDClassifier``, ``PGLMClassifier``
+lpct           7      ``LPCTClassifier.fit`` (class labels and the class policy)
+baselines      7      ``DECONVRegressor``, ``PSGDClassifier``, ``PGLMClassifier``
 partitioner    5      ``MaxEdgePartitioner``, ``RangeScaler.fit``
 partition      10     ``Partition.from_json`` (malformed JSON and fields)
 mechanism      11     ``RRLaplaceMechanism`` / ``LaplaceCellClassMechanism`` and ``privatize``
@@ -49,6 +49,7 @@ from ldptree.accounting import audit_ldp, verify_ldp
 from ldptree.baselines import DECONVRegressor, PGLMClassifier, PSGDClassifier
 from ldptree.cli import main as cli_main
 from ldptree.datasets import load_dataset, read_manifest
+from ldptree.estimators import UnknownClassWarning
 from ldptree.experiments import load_config
 from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
 from ldptree.partitions import MaxEdgePartitioner, RangeScaler
@@ -218,6 +219,12 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
     ("lpdt-random_state", lambda t: lpdt(random_state=-1).fit(X, Y), ValueError, "random_state"),
     # -- LPCTClassifier.fit ------------------------------------------------------------------
     (
+        "lpct-epsilon-huge",
+        lambda t: lpct(epsilon=1e300).fit(X, CLASSES, X_public=X, y_public=CLASSES),
+        ValueError,
+        "epsilon must lie in",
+    ),
+    (
         "lpct-y-complex",
         lambda t: lpct().fit(X, CLASSES + 1j, X_public=X, y_public=CLASSES),
         TypeError,
@@ -282,6 +289,18 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         lambda t: DECONVRegressor(label_bound=1.0).fit(X + 1j, Y),
         TypeError,
         "X must hold real",
+    ),
+    (
+        "baselines-psgd-epsilon-huge",
+        lambda t: PSGDClassifier(epsilon=1e300).fit(X, CLASSES, X_public=X, y_public=CLASSES),
+        ValueError,
+        "epsilon must lie in",
+    ),
+    (
+        "baselines-pglm-epsilon-huge",
+        lambda t: PGLMClassifier(epsilon=1e300).fit(X, CLASSES, X_public=X, y_public=CLASSES),
+        ValueError,
+        "epsilon must lie in",
     ),
     # -- partitioners ------------------------------------------------------------------------
     (
@@ -686,3 +705,18 @@ def test_the_matrix_covers_every_entry_point() -> None:
     assert counts == table
     assert sum(counts.values()) >= 60
     assert len({case_id for case_id, *_ in CASES}) == len(CASES)
+
+
+def test_private_labels_outside_the_public_classes_warn_once() -> None:
+    """Public classes disjoint from the private labels: a holder releases the null record
+    locally (no error is possible without private data); the simulation warns once per fit."""
+    with pytest.warns(UnknownClassWarning, match="not among the classes") as caught:
+        lpct().fit(X, CLASSES + 5, X_public=X, y_public=CLASSES)
+    assert sum(issubclass(w.category, UnknownClassWarning) for w in caught) == 1
+
+
+def test_target_cells_spelled_nan_in_any_case_are_missing(tmp_path: Path) -> None:
+    """``nAn`` is a missing target (the row is dropped), never a value."""
+    data = load_dataset("toy", _one_dataset(tmp_path, "x,y\n1,nAn\n2,3\n"))
+    assert data.n_dropped == 1
+    np.testing.assert_array_equal(data.y, [3.0])

@@ -54,6 +54,7 @@ from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
     check_choice,
+    check_epsilon,
     check_features,
     check_int,
     check_open_unit,
@@ -233,7 +234,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DECONVRegressor:
         """Each holder releases its noisy features and label; the curator keeps the releases."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         share = check_open_unit(self.feature_share, "feature_share")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         self._check_read_out()

@@ -88,7 +88,14 @@ import scipy.linalg
 from scipy import optimize, special
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import as_key, check_choice, check_features, check_int, check_positive
+from ldptree._validation import (
+    as_key,
+    check_choice,
+    check_epsilon,
+    check_features,
+    check_int,
+    check_positive,
+)
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._release import ReleaseCertificate
 from ldptree.accounting._spend import PrivacySpend
@@ -532,7 +539,7 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PGLMClassifier:
         """One Gaussian release per holder, then OLS, scale correction on public X."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         check_choice(self.mode, "mode", _MODES)
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         X_arr, y_raw, Xq, yq = check_fit_data(

@@ -48,6 +48,7 @@ from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
     check_choice,
+    check_epsilon,
     check_features,
     check_int,
     check_positive,
@@ -232,7 +233,7 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PSGDClassifier:
         """Warm start on the public sample, then one interactive pass (module docstring)."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         lr = check_positive(self.lr, "lr")
         model = check_choice(self.model, "model", _MODELS)
         mode = check_choice(self.mode, "mode", _MODES)

@@ -35,9 +35,9 @@ from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
     check_choice,
+    check_epsilon,
     check_int,
     check_open_unit,
-    check_positive,
     check_real,
 )
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
@@ -184,7 +184,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
         iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
         order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         auto_ratio = isinstance(self.min_private_ratio, str)
         if auto_ratio and self.min_private_ratio != "auto":
             raise ValueError(

@@ -24,6 +24,8 @@ def check_records(
 
     Real labels must not be NaN (a NaN survives clipping); class codes must be integers.
     """
+    if int(n_cells) < 1:
+        raise ValueError(f"n_cells must be >= 1, got {n_cells}")
     cells = _concrete_cells(cells, n_cells)
     if not isinstance(labels, jax.core.Tracer):
         kind = np.asarray(labels).dtype.kind
