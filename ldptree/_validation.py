@@ -33,16 +33,14 @@ def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
-#: NumPy dtype kinds accepted as real numbers: booleans, integers, floats.
-_REAL_KINDS = "biuf"
-
-
 def check_real_dtype(X: Any, name: str) -> None:
     """Refuse array-likes whose values are not real numbers, before any conversion.
 
     ``np.asarray(X, dtype=float)`` would quietly drop the imaginary part of complex values and
-    parse strings such as ``"1.5"``; both are refused with a ``TypeError`` naming ``name``. An
-    object array is accepted only when every entry is a real number (``numbers.Real``)."""
+    parse strings such as ``"1.5"``; complex values raise a ``ValueError`` (scikit-learn's
+    "Complex data not supported") and strings a ``TypeError``, both naming ``name``. An object
+    array is scanned for strings and complex numbers; other entries are left to the conversion,
+    which names what it cannot convert."""
     if isinstance(X, str | bytes):
         raise TypeError(f"{name} must be a numeric array, got a {type(X).__name__}")
     dtype = getattr(X, "dtype", None)
@@ -51,24 +49,24 @@ def check_real_dtype(X: Any, name: str) -> None:
         try:
             dtype = np.asarray(X).dtype
         except (TypeError, ValueError):
-            return  # ragged or odd input: the conversion below reports it
+            return  # ragged or odd input: the conversion reports it
     kind = np.dtype(dtype).kind
-    if kind in _REAL_KINDS:
-        return
     if kind == "O":
         values = np.asarray(X, dtype=object).ravel()
-        if all(isinstance(v, numbers.Real) for v in values):
-            return
-        bad = next(v for v in values if not isinstance(v, numbers.Real))
-        raise TypeError(
-            f"{name} must hold real numbers (bool, int or float); found {bad!r} of type "
-            f"{type(bad).__name__}"
+        if any(isinstance(v, complex | np.complexfloating) for v in values):
+            kind = "c"
+        elif any(isinstance(v, str | bytes) for v in values):
+            kind = "U"
+    if kind == "c":
+        raise ValueError(
+            f"{name} must hold real numbers (bool, int or float): Complex data not supported "
+            "(the imaginary part would be lost)"
         )
-    raise TypeError(
-        f"{name} must hold real numbers (bool, int or float), got dtype {np.dtype(dtype)}"
-        + (" (complex values would lose their imaginary part)" if kind == "c" else "")
-        + (" (convert numeric strings explicitly)" if kind in "US" else "")
-    )
+    if kind in "USV":
+        raise TypeError(
+            f"{name} must hold real numbers (bool, int or float), got strings or bytes "
+            f"(dtype {np.dtype(dtype)}); convert numeric strings explicitly"
+        )
 
 
 def check_matrix(X: Any, name: str, *, allow_empty: bool = False) -> FloatArray:
