@@ -51,3 +51,22 @@ def test_random_and_given_splits_use_public_levels_only(tmp_path) -> None:
     assert rows_all.shape == (4, 3)
     # the private "rare" and missing rows have no level set; "a" and "b" keep theirs
     assert sorted(rows_all[:, 1:].sum(axis=1).tolist()) == [0.0, 0.0, 1.0, 1.0]
+
+
+def test_lpct_public_files_keep_their_one_hot_groups(tmp_path) -> None:
+    """The LPCT tables' public/private files cut from one dataset keep the categorical groups,
+    so their splits drop the levels that only private rows have too."""
+    from ldptree.experiments._lpct_table import _random_public
+
+    rows = ["1,a,0", "2,b,1", "3,a,0", "4,b,1", "5,a,0", "6,rare,1"]
+    (tmp_path / "t.csv").write_text("x,c,y\n" + "\n".join(rows) + "\n")
+    (tmp_path / "manifest.csv").write_text(HEADER + "t,t.csv,classification,6,2,y,c\n")
+    data = load_dataset("t", tmp_path)
+    widths = []
+    for seed in range(4):
+        source = _random_public(data, "t", 3, seed)
+        split = source.draw(np.random.default_rng(seed))
+        public_levels_seen = int((split.X_public[:, 1:].sum(axis=0) > 0).sum())
+        assert split.X_public.shape[1] == split.X_train.shape[1] == 1 + public_levels_seen
+        widths.append(split.X_public.shape[1])
+    assert min(widths) < data.n_features  # some public file lacks the rare level
