@@ -11,31 +11,47 @@ One round of the protocol:
 3. The curator folds reports into per-cell sufficient statistics with an :class:`Aggregator`, a
    commutative monoid (``init``/``update``/``merge``), and ``finalize`` returns unbiased estimates
    of the per-cell count ``c_j = sum_i 1{j_i = j}`` and label sum ``s_j = sum_i y_i 1{j_i = j}``.
+   Estimators take the aggregator as an :class:`AggregatorFactory` (``aggregator=``), bound to the
+   mechanism and the number of cells once the partition is published.
 
 Estimators read predictions out of those estimates (LPDT: ``s_j / c_j``, LPDT paper eq. (5)).
 """
 
 from __future__ import annotations
 
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import attrs
 import jax
+from typing_extensions import TypeVar as DefaultTypeVar
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree.partitions._partition import Partition
 
 __all__ = [
     "Aggregator",
+    "AggregatorFactory",
     "CellEstimates",
     "Mechanism",
+    "OwnRoundEstimator",
     "Partition",
     "Partitioner",
+    "ReportT",
+    "SimulatesHolders",
+    "StatsT",
     "SupportsAggregateSimulation",
 ]
 
 Report = Any  # a pytree of arrays with a leading holder axis
 Stats = Any  # a pytree of per-cell sums
+
+#: A mechanism's report type (what ``privatize`` returns and ``summarize`` takes) and its
+#: statistics type (what ``summarize`` returns and ``debias`` takes). ``Mechanism`` written bare
+#: is ``Mechanism[Any, Any]``; a function taking ``Mechanism[ReportT, StatsT]`` makes the type
+#: checker infer both from the argument, so a mechanism whose three methods do not fit together
+#: (e.g. ``summarize`` taking another type than ``privatize`` returns) is a type error.
+ReportT = DefaultTypeVar("ReportT", default=Any)
+StatsT = DefaultTypeVar("StatsT", default=Any)
 
 
 @attrs.frozen(eq=False)
@@ -65,7 +81,7 @@ class Partitioner(Protocol):
 
 
 @runtime_checkable
-class Mechanism(Protocol):
+class Mechanism(Protocol[ReportT, StatsT]):
     """A local randomizer for records ``(cell, label)`` and the algebra to debias its reports.
 
     Implementations are immutable and declare ``epsilon``, the whole per-holder budget.
@@ -81,6 +97,11 @@ class Mechanism(Protocol):
     * ``debias(stats, n)``: the affine map from summed statistics to :class:`CellEstimates`.
     * ``log_prob(report, cell, label, n_cells)``: log-likelihood of one holder's report given one
       record, in float64, for the accountant and for likelihood-based tests.
+
+    Generic in the report type ``ReportT`` (``privatize`` returns it, ``summarize`` takes it) and
+    the statistics type ``StatsT`` (``summarize`` returns it, ``debias`` takes it): the estimators,
+    the round and :func:`~ldptree.accounting.verify_ldp` take ``Mechanism[ReportT, StatsT]``, so
+    ``mypy --strict`` rejects a mechanism whose methods do not fit together.
 
     Optional: ``privatize_summarize(...)`` returning exactly ``summarize(privatize(...))`` in one
     kernel (simulation fast path), ``max_summary_rows``, and ``spend`` (a ``PrivacySpend``).
@@ -108,11 +129,11 @@ class Mechanism(Protocol):
         n_cells: int,
         *,
         first_holder: int = 0,
-    ) -> Report: ...
+    ) -> ReportT: ...
 
-    def summarize(self, reports: Report, n_cells: int) -> Stats: ...
+    def summarize(self, reports: ReportT, n_cells: int) -> StatsT: ...
 
-    def debias(self, stats: Stats, n: int) -> CellEstimates: ...
+    def debias(self, stats: StatsT, n: int) -> CellEstimates: ...
 
     def log_prob(self, report: Report, cell: int, label: float, n_cells: int) -> float: ...
 
@@ -145,3 +166,54 @@ class Aggregator(Protocol[S]):
     def merge(self, a: S, b: S) -> S: ...
 
     def finalize(self, state: S) -> CellEstimates: ...
+
+
+@runtime_checkable
+class AggregatorFactory(Protocol):
+    """What an estimator's ``aggregator=`` takes: a callable ``(mechanism, n_cells) ->``
+    :class:`Aggregator`, called once per fit, after the partition is published (so ``n_cells`` is
+    known) and before any report exists.
+
+    An aggregator class whose constructor takes ``(mechanism, n_cells)`` is one (the default,
+    :class:`~ldptree.estimators.SumAggregator`, is); so is a ``functools.partial`` of a class with
+    more parameters. What the aggregator may rely on is the mechanism's own algebra: ``update``
+    receives one chunk of reports as ``mechanism.privatize`` returns them, and ``finalize`` must
+    return unbiased :class:`CellEstimates` (usually ``mechanism.debias`` of summed
+    ``mechanism.summarize`` statistics).
+    """
+
+    def __call__(self, mechanism: Mechanism[Any, Any], n_cells: int) -> Aggregator[Any]: ...
+
+
+@runtime_checkable
+class SimulatesHolders(Protocol[S]):
+    """An aggregator that is a *simulation device*: it folds the holders' records, not reports.
+
+    ``update_records(state, key, cells, labels, *, first_holder)`` receives a chunk of routed
+    records (cells ``int[m]`` and labels as the estimator encodes them) and the release's noise
+    key, and ``finalize`` draws the estimates in law (e.g. the summed reports at once, from the
+    mechanism's ``simulate_summary``). It sees private data, which a curator in the protocol
+    never does, so it is for experiments only; the round calls ``update_records`` instead of
+    privatizing when an aggregator has it.
+    """
+
+    def update_records(
+        self, state: S, key: PRNGKey, cells: Any, labels: Any, *, first_holder: int
+    ) -> S: ...
+
+
+@runtime_checkable
+class OwnRoundEstimator(Protocol):
+    """The one documented exception to "every estimator is Partitioner x Mechanism x Aggregator".
+
+    An estimator whose private release does not fit the one round (reports debiased into per-cell
+    :class:`CellEstimates`) runs its own protocol and says which in ``private_round``, a sentence
+    naming it (``docs/architecture.md``, "Estimators outside the one round"). Its privacy is still
+    accounted per holder (``privacy_``, ``privacy_ledger_``). The library's two are
+    :class:`~ldptree.baselines.PSGDClassifier` (sequentially interactive: each holder's randomizer
+    depends on the model built from earlier messages) and :class:`~ldptree.baselines.PGLMClassifier`
+    (one Gaussian release of GLM sufficient statistics, which are not per-cell counts and label
+    sums).
+    """
+
+    private_round: ClassVar[str]

@@ -55,7 +55,7 @@ from typing import Any, Protocol, TypeAlias, runtime_checkable
 import attrs
 
 from ldptree.accounting._channels import Channel, as_tuple
-from ldptree.protocols import Mechanism
+from ldptree.protocols import Mechanism, ReportT, StatsT
 
 __all__ = [
     "AffineLabelMap",
@@ -301,7 +301,7 @@ class ReportLaw:
 
 
 @runtime_checkable
-class VerifiableMechanism(Mechanism, Protocol):
+class VerifiableMechanism(Mechanism[ReportT, StatsT], Protocol[ReportT, StatsT]):
     """A :class:`~ldptree.protocols.Mechanism` that also describes its report law."""
 
     def report_law(self, n_cells: int) -> ReportLaw: ...

@@ -86,6 +86,7 @@ from ldptree.accounting._law import (
     VerifiableMechanism,
 )
 from ldptree.accounting._sampler import check_sampler as _check_sampler
+from ldptree.protocols import ReportT, StatsT
 
 __all__ = ["LDPCertificate", "SampledCaveat", "Witness", "verify_ldp"]
 
@@ -796,7 +797,7 @@ def _sampled_caveats(
 
 # -- the verifier -------------------------------------------------------------------------------
 def verify_ldp(
-    mechanism: Any,
+    mechanism: VerifiableMechanism[ReportT, StatsT],
     *,
     n_cells: int,
     label_bound: Any = None,

@@ -1,7 +1,7 @@
 """Competitor baselines built from ldptree's parts (issue #5; ``docs/baselines.md``)."""
 
 from ldptree.baselines._deconv import DECONVRegressor
-from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
+from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size, uniform_grid
 from ldptree.baselines._histogram import APHISTRegressor, PHISTClassifier, PHISTRegressor
 from ldptree.baselines._pglm import GaussianGLMStatistics, PGLMClassifier
 from ldptree.baselines._privunit import PrivUnitG
@@ -16,6 +16,7 @@ __all__ = [
     "DECONVRegressor",
     "DTRegressor",
     "GaussianGLMStatistics",
+    "GridPartitioner",
     "NonPrivate",
     "PGLMClassifier",
     "PHISTClassifier",

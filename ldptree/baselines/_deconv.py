@@ -1,11 +1,13 @@
 """DECONV: deconvolution kernel regression on Laplace-privatized features and labels.
 
 Farokhi (2020) treats locally private regression as a measurement-error problem. As a
-composition: the trivial partition (one cell) x
+composition, through the same round as every estimator: the trivial partition (one cell) x
 :class:`~ldptree.mechanisms.LaplaceFeatureLabelMechanism` (each holder releases
 ``X~_i = clip(x_i) + Lap(b_X)^d`` and ``Y~_i = clip(y_i) + Lap(b_Y)``; ``b_X = 2 d / eps`` and
 ``b_Y = 2 R / eps = 4 M / eps`` at the default even split, sensitivities ``d`` and ``R`` derived
-there) x a curator-side Nadaraya-Watson read-out with the *deconvolution kernel* of Laplace errors:
+there) x an aggregator that keeps the reports
+(:class:`~ldptree.estimators.ReportCollector`) x a curator-side Nadaraya-Watson
+read-out with the *deconvolution kernel* of Laplace errors:
 
     m^(x) = sum_i Y~_i W_i(x) / sum_i W_i(x),    W_i(x) = prod_k K*((x_k - X~_ik) / h),
     K*(u) = phi(u) [1 - (b_X / h)^2 (u^2 - 1)].
@@ -61,16 +63,18 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
+from ldptree.estimators._aggregate import ReportCollector
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_data,
     fit_scaler,
-    release_key,
+    fold_round,
     resolve_label_bound,
 )
 from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
+from ldptree.partitions._partition import Partition
 
 GUARDS = ("public_mean", "none")
 #: Allowed ``bandwidth`` range (on features scaled to ``[0, 1]``).
@@ -249,31 +253,28 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         scaler = fit_scaler(Xq, d, 0.0)
         X_scaled = scaler.transform(X_arr)
-        key = release_key(as_key(self.random_state), mechanism)
         n = X_arr.shape[0]
-        feature_codes, label_codes = [], []
-        for start in range(0, n, chunk):
-            stop = min(start + chunk, n)
-            report = mechanism.privatize(
-                key,
-                np.zeros(stop - start, np.int32),
-                y_arr[start:stop],
-                1,
-                first_holder=start,
-                features=X_scaled[start:stop],
-            )
-            feature_codes.append(np.asarray(report.features))
-            label_codes.append(np.asarray(report.label))
-        codes_y = np.concatenate(label_codes)
-        stats = {"code_total": np.array([int(codes_y.astype(np.int64).sum())])}
+        # the round of every estimator: the trivial partition, each holder's (features, label)
+        # released by the mechanism, the reports kept by the aggregator for the kernel read-out
+        chunks = ((X_scaled[s : s + chunk], y_arr[s : s + chunk]) for s in range(0, n, chunk))
+        collector, state = fold_round(
+            Partition.trivial(d),
+            mechanism,
+            chunks,
+            key=as_key(self.random_state),
+            chunk_size=chunk,
+            aggregator=ReportCollector,
+        )
+        assert isinstance(collector, ReportCollector)
+        reports = collector.reports(state)
 
         self.n_features_in_ = d
         self.scaler_ = scaler
         self.mechanism_ = mechanism
         self.label_bound_ = bound
-        self.noisy_features_ = mechanism.decode_features(np.concatenate(feature_codes))
-        self.noisy_labels_ = mechanism.decode_labels(codes_y)
-        self.estimates_ = mechanism.debias(stats, n)
+        self.noisy_features_ = mechanism.decode_features(reports.features)
+        self.noisy_labels_ = mechanism.decode_labels(reports.label)
+        self.estimates_ = collector.finalize(state)
         self.fallback_ = float(yq.mean()) if yq is not None else float(self.noisy_labels_.mean())
         self.privacy_ledger_ = ledger.post_process("deconvolution kernel read-out")
         self.privacy_ = ledger.total

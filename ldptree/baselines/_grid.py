@@ -5,14 +5,20 @@ lands in it, as in the PHIST reference's clipped ``np.digitize``). The grid is a
 splits at ``k / num_cell``: feature 0 is bisected (by bin index) down to single bins, then feature
 1 inside each of those, and so on, so ``cells(X)`` routing and JSON publication are the ones every
 partition uses. ``L = num_cell^d`` leaves; the grid is data-independent.
+
+:class:`GridPartitioner` is the grid as a :class:`~ldptree.protocols.Partitioner`, so the
+histogram baselines run the same round as the tree estimators (partition, privatize, aggregate).
 """
 
 from __future__ import annotations
 
 import functools
+from typing import Any
 
+import attrs
 import numpy as np
 
+from ldptree._typing import PRNGKey
 from ldptree._validation import NotApplicableError, check_int
 from ldptree.partitions._partition import Partition
 
@@ -41,6 +47,27 @@ def uniform_grid(n_features: int, num_cell: int, *, max_cells: int = MAX_CELLS) 
     n_features = check_int(n_features, "n_features", minimum=1)
     check_grid_size(num_cell, n_features, max_cells)
     return _build(n_features, int(num_cell))
+
+
+@attrs.frozen
+class GridPartitioner:
+    """The uniform grid of ``num_cell`` bins per feature as a partition rule (module docstring).
+
+    Data-independent: ``fit`` reads only the number of columns ``d`` of ``X_public`` (an empty
+    ``float[0, d]`` array when there is no public data) and returns :func:`uniform_grid`, refused
+    with a ``ValueError`` when ``num_cell^d > max_cells``. ``y_public`` and ``key`` are unused.
+    """
+
+    num_cell: int
+    max_cells: int = MAX_CELLS
+
+    def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
+        """``float[n_q, d]`` -> the grid on ``[0, 1]^d``."""
+        del y_public, key
+        shape = np.shape(X_public)
+        if len(shape) != 2:
+            raise ValueError(f"X_public must be a 2-d array float[n_q, d], got shape {shape}")
+        return uniform_grid(shape[1], self.num_cell, max_cells=self.max_cells)
 
 
 # Data-independent and immutable, so shared across fits: a parameter grid refits the same few

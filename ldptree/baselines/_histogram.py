@@ -1,7 +1,7 @@
 """PHIST and APHIST: private histograms as compositions.
 
-Each is ``uniform grid`` (:mod:`._grid`, data-independent) x ``Laplace on U and V = Y U``
-(:class:`~ldptree.mechanisms.LaplaceCellLabelMechanism` for regression,
+Each is ``uniform grid`` (:class:`~ldptree.baselines.GridPartitioner`, data-independent) x
+``Laplace on U and V = Y U`` (:class:`~ldptree.mechanisms.LaplaceCellLabelMechanism` for regression,
 :class:`~ldptree.mechanisms.LaplaceCellClassMechanism` for binary classification) x a truncated
 ratio read-out, with ``mu^_j = c^_j / n`` (privatised marginal) and ``nu^_j = s^_j / n``:
 
@@ -29,15 +29,15 @@ from ldptree._validation import (
     check_real,
     check_vector,
 )
-from ldptree.baselines._grid import MAX_CELLS, check_grid_size, uniform_grid
+from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
+from ldptree.estimators._aggregate import SimulatedSumAggregator
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._composition import route
+from ldptree.estimators._composition import check_components, check_mechanism, route
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_data,
-    check_simulation,
     fit_scaler,
     resolve_label_bound,
     run_round,
@@ -45,7 +45,7 @@ from ldptree.estimators._protocol import (
 from ldptree.estimators._readout import ratio_with_fallback
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.mechanisms._laplace_cell_label import LaplaceCellLabelMechanism
-from ldptree.protocols import CellEstimates, Mechanism
+from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, ReportT, StatsT
 
 _REPORT_NUMBERS = 2**24  # holders per chunk x cells: bounds the report batch in memory
 
@@ -59,32 +59,49 @@ class _Histogram(BaseEstimator):
     chunk_size: int
     privacy_budget: float | None
     simulation: str
+    aggregator: Any
+    mechanism: Any
     random_state: Any
+
+    #: The estimator's name in :data:`~ldptree.estimators._fits.ESTIMATOR_NEEDS`.
+    _kind: str
 
     def _round(
         self, X: Any, y: Any, X_public: Any, y_public: Any, check_labels: Any
     ) -> tuple[Any, Any, Any]:
         """Validate, build the grid (memory guard first), return ``(y, y_public, private round)``
         where the round is a function of the mechanism and the encoded private labels."""
+        aggregator = check_components(
+            self._kind,
+            rule=GridPartitioner(self.num_cell, self.max_cells),
+            mechanism=self.mechanism,
+            aggregator=self.aggregator,
+            simulation=self.simulation,
+        )
         epsilon = check_epsilon(self.epsilon, "epsilon")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         max_cells = check_int(self.max_cells, "max_cells", minimum=1)
-        aggregate = check_simulation(self.simulation)
         y = self._check_fit_input(X, y)
         X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public, check_labels=check_labels)
-        n_cells = check_grid_size(self.num_cell, X_arr.shape[1], max_cells)
-        scaler = fit_scaler(Xq, X_arr.shape[1], 0.0)
-        partition = uniform_grid(X_arr.shape[1], self.num_cell, max_cells=max_cells)
-        if not aggregate:  # only the per-holder protocol materialises chunk x cells reports
+        d = X_arr.shape[1]
+        n_cells = check_grid_size(self.num_cell, d, max_cells)
+        scaler = fit_scaler(Xq, d, 0.0)
+        Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
+        partition = GridPartitioner(self.num_cell, max_cells).fit(Xq_scaled)
+        if aggregator is not SimulatedSumAggregator:  # per-holder reports: chunk x cells numbers
             chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
 
-        def collect(mechanism: Mechanism, labels: np.ndarray[Any, Any]) -> CellEstimates:
-            # certified for this grid (and charged) before any private row is privatized
-            charge = certified_spend(
-                mechanism,
-                n_cells=partition.n_leaves,
-                label_bound=getattr(mechanism, "label_bound", None),
+        def collect(
+            default: Mechanism,
+            labels: np.ndarray[Any, Any],
+            label_bound: tuple[float, float] | None,
+        ) -> CellEstimates:
+            # the user's mechanism, else the default; certified for this grid (and charged)
+            # before any private row is privatized
+            mechanism = (
+                default if self.mechanism is None else check_mechanism(self.mechanism, epsilon)
             )
+            charge = certified_spend(mechanism, n_cells=partition.n_leaves, label_bound=label_bound)
             ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
             estimates = run_round(
                 partition,
@@ -93,7 +110,7 @@ class _Histogram(BaseEstimator):
                 labels,
                 key=as_key(self.random_state),
                 chunk_size=chunk,
-                aggregate=aggregate,
+                aggregator=aggregator,
             )
             self.privacy_ledger_ = ledger.post_process("aggregation and truncated read-out")
             self.privacy_ = ledger.total
@@ -124,8 +141,8 @@ class _HistogramRegressor(RegressorMixin, _Histogram):
             raise ValueError(f"truncation must be in [0, 1), got {t}")
         y_arr, yq, collect = self._round(X, y, X_public, y_public, check_vector)
         bound = resolve_label_bound(self.label_bound, yq)
-        mechanism = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
-        estimates = collect(mechanism, y_arr)
+        default = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
+        estimates = collect(default, y_arr, bound)
         self.label_bound_ = bound
         self.leaf_values_, self.truncated_ = self._readout(estimates, t)
         return self
@@ -159,7 +176,14 @@ _REGRESSOR_DOC = """
     simulation:
         ``"per_holder"`` (the protocol, default) or ``"aggregate"``: experiments only, the summed
         reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)``
-        (:meth:`~ldptree.mechanisms.LaplaceCellLabelMechanism.simulate_summary`).
+        (:class:`~ldptree.estimators.SimulatedSumAggregator`, a simulation device).
+    aggregator:
+        ``None`` (the exact streaming sum) or an :class:`~ldptree.protocols.AggregatorFactory`
+        ``(mechanism, n_cells) -> Aggregator``; not combined with ``simulation="aggregate"``.
+    mechanism:
+        ``None`` (Laplace on ``U`` and ``V``) or any :class:`~ldptree.protocols.Mechanism` on
+        ``(cell, real label)`` records (``labels() -> RealLabels``) with ``epsilon`` equal to
+        ``epsilon``; certified on the grid before any private row is privatized.
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise.
 
@@ -179,6 +203,8 @@ class PHISTRegressor(_HistogramRegressor):
         + _REGRESSOR_DOC
     )
 
+    _kind = "PHISTRegressor"
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -190,6 +216,8 @@ class PHISTRegressor(_HistogramRegressor):
         chunk_size: int = 65536,
         privacy_budget: float | None = None,
         simulation: str = "per_holder",
+        aggregator: AggregatorFactory | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -200,6 +228,8 @@ class PHISTRegressor(_HistogramRegressor):
         self.chunk_size = chunk_size
         self.privacy_budget = privacy_budget
         self.simulation = simulation
+        self.aggregator = aggregator
+        self.mechanism = mechanism
         self.random_state = random_state
 
     def _readout(
@@ -215,6 +245,8 @@ class APHISTRegressor(PHISTRegressor):
     """
         + _REGRESSOR_DOC
     )
+
+    _kind = "APHISTRegressor"
 
     def _readout(
         self, estimates: CellEstimates, t: float
@@ -233,8 +265,12 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
 
     Parameters
     ----------
-    epsilon, num_cell, max_cells, chunk_size, privacy_budget, simulation, random_state:
+    epsilon, num_cell, max_cells, chunk_size, privacy_budget, simulation, aggregator,
+    random_state:
         As :class:`PHISTRegressor`.
+    mechanism:
+        ``None`` (Laplace on ``U`` and ``V = Y U``) or a mechanism on ``(cell, class code)``
+        records over two classes (``labels() -> ClassLabels(n_classes=2)``).
     min_samples_cell:
         Cells with estimated count below it get ``eta^ = 0`` (the reference's default 2).
     classes:
@@ -247,6 +283,8 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
     privacy_ledger_, n_features_in_
     """
 
+    _kind = "PHISTClassifier"
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -258,6 +296,8 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         chunk_size: int = 65536,
         privacy_budget: float | None = None,
         simulation: str = "per_holder",
+        aggregator: AggregatorFactory | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
         random_state: Any = None,
     ) -> None:
         self.epsilon = epsilon
@@ -268,6 +308,8 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         self.chunk_size = chunk_size
         self.privacy_budget = privacy_budget
         self.simulation = simulation
+        self.aggregator = aggregator
+        self.mechanism = mechanism
         self.random_state = random_state
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
@@ -283,6 +325,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         estimates = collect(
             LaplaceCellClassMechanism(epsilon=self.epsilon_, n_classes=2),
             encode_labels(y_raw, classes, "y"),
+            None,
         )
         usable = estimates.count >= floor
         safe = np.where(usable, estimates.count, 1.0)

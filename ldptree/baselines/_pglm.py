@@ -78,7 +78,7 @@ from __future__ import annotations
 import functools
 import math
 import warnings
-from typing import Any
+from typing import Any, ClassVar
 
 import attrs
 import jax
@@ -517,6 +517,12 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
     moment_ (``b^``), solver_ (``"solve"`` or ``"lstsq"``), beta_ols_, scale_, scale_converged_,
     coef_ (``w``, intercept first), privacy_, privacy_claim_, privacy_ledger_, n_features_in_
     """
+
+    #: Not the one round (:class:`~ldptree.protocols.OwnRoundEstimator`).
+    private_round: ClassVar[str] = (
+        "non-interactive: one Gaussian (epsilon, delta) release per holder of the GLM sufficient "
+        "statistics (triu(x x^T), x y), summed and solved by the curator; not per-cell estimates"
+    )
 
     def __init__(
         self,

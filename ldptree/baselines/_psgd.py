@@ -37,7 +37,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -205,6 +205,12 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
     privacy_, privacy_ledger_, privacy_certificate_ (one message's ReleaseCertificate),
     n_features_in_
     """
+
+    #: Not the one round (:class:`~ldptree.protocols.OwnRoundEstimator`).
+    private_round: ClassVar[str] = (
+        "sequentially interactive: one PrivUnitG message per holder, a gradient at the model "
+        "built from the public warm start and earlier messages"
+    )
 
     def __init__(
         self,

@@ -1,18 +1,32 @@
 """Aggregators, read-outs and the estimators composed from them."""
 
-from ldptree.estimators._aggregate import SumAggregator, SumState
+from ldptree.estimators._aggregate import (
+    CollectedState,
+    ReportCollector,
+    SimulatedState,
+    SimulatedSumAggregator,
+    SumAggregator,
+    SumState,
+)
 from ldptree.estimators._classes import UnknownClassWarning
+from ldptree.estimators._fits import ESTIMATOR_NEEDS, check_mechanism_fits
 from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.estimators._protocol import holder_summary, run_round
 
 __all__ = [
+    "ESTIMATOR_NEEDS",
+    "CollectedState",
     "LPCTClassifier",
     "LPCTPrunedClassifier",
     "LPDTRegressor",
+    "ReportCollector",
+    "SimulatedState",
+    "SimulatedSumAggregator",
     "SumAggregator",
     "SumState",
     "UnknownClassWarning",
+    "check_mechanism_fits",
     "holder_summary",
     "run_round",
 ]

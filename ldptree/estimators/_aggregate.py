@@ -5,6 +5,13 @@ for the built-in mechanisms) and adds the result into a host-side state held in 
 memory is bounded by one batch whatever the number of holders, and ``merge`` of two states is
 plain addition. Integer statistics make the result bitwise identical for any chunking, any order
 of ``update`` calls and any tree of ``merge`` calls. The aggregator never sees a raw record.
+
+:class:`ReportCollector` sums as :class:`SumAggregator` does and also keeps every report, for a
+read-out that needs the reports themselves (DECONV's kernel regression on released features).
+
+:class:`SimulatedSumAggregator` is the aggregate simulation (``simulation="aggregate"``) as an
+aggregator: a simulation device that keeps the routed records and draws the summed reports at
+``finalize``; it sees private data, so it is for experiments only.
 """
 
 from __future__ import annotations
@@ -15,7 +22,8 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree.protocols import CellEstimates, Mechanism
+from ldptree._typing import PRNGKey
+from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
 
 
 def to_host(x: Any) -> np.ndarray[Any, Any]:
@@ -66,3 +74,114 @@ class SumAggregator:
         if state.stats is None:
             raise ValueError("no reports were aggregated; call update with at least one report")
         return self.mechanism.debias(state.stats, state.n)
+
+
+@attrs.frozen(eq=False)
+class CollectedState:
+    """The running sums (``total``) and the reports of every chunk, in holder order."""
+
+    total: SumState = SumState()
+    reports: tuple[Any, ...] = ()
+
+
+@attrs.frozen
+class ReportCollector:
+    """:class:`SumAggregator` that also keeps the reports: ``finalize`` gives the same estimates,
+    and :meth:`reports` the concatenated reports of all holders (``O(n)`` memory: a read-out on
+    the reports themselves, e.g. DECONV's deconvolution kernel, needs them). The reports are what
+    the holders released, so keeping them costs no privacy."""
+
+    mechanism: Mechanism
+    n_cells: int
+
+    def _sum(self) -> SumAggregator:
+        return SumAggregator(self.mechanism, self.n_cells)
+
+    def init(self) -> CollectedState:
+        return CollectedState()
+
+    def update(self, state: CollectedState, reports: Any) -> CollectedState:
+        summed = self._sum().update(SumState(), reports)
+        return self.merge(state, CollectedState(summed, (reports,)))
+
+    def merge(self, a: CollectedState, b: CollectedState) -> CollectedState:
+        return CollectedState(self._sum().merge(a.total, b.total), a.reports + b.reports)
+
+    def finalize(self, state: CollectedState) -> CellEstimates:
+        return self._sum().finalize(state.total)
+
+    def reports(self, state: CollectedState) -> Any:
+        """All kept reports as one pytree of host arrays (leading holder axis)."""
+        if not state.reports:
+            raise ValueError("no reports were aggregated; call update with at least one report")
+        return jax.tree_util.tree_map(
+            lambda *parts: np.concatenate([np.asarray(p) for p in parts]), *state.reports
+        )
+
+
+@attrs.frozen(eq=False)
+class SimulatedState:
+    """The routed records ``cells``/``labels`` (one array per chunk, in holder order) and the
+    release's noise ``key`` (``None`` before the first chunk)."""
+
+    cells: tuple[np.ndarray[Any, Any], ...] = ()
+    labels: tuple[np.ndarray[Any, Any], ...] = ()
+    key: PRNGKey | None = None
+
+
+@attrs.frozen
+class SimulatedSumAggregator:
+    """A simulation device, not the protocol: the aggregate simulation as an aggregator.
+
+    Instead of privatizing every holder and summing the reports, it keeps the routed records
+    (``update_records``: cells ``int[m]`` and labels, ``O(n)`` memory) and at ``finalize`` draws
+    the *sums* of all holders' reports at once with the mechanism's ``simulate_summary``, then
+    debiases them: ``finalize(state) = debias(simulate_summary(key, cells, labels, L), n)``. The
+    summed statistics are drawn from the law of ``sum_i summarize(privatize(record_i))`` (exactly,
+    or as closely as that mechanism documents) in ``O(L)`` instead of ``O(n L)`` time. It reads
+    the whole private sample, which a curator never does: use it for experiments only
+    (``simulation="aggregate"``). ``merge`` concatenates records in order (``a``'s holders first).
+
+    ``update`` (reports) is refused: there are no reports in a simulated round.
+    """
+
+    mechanism: Mechanism
+    n_cells: int
+
+    def __attrs_post_init__(self) -> None:
+        if not isinstance(self.mechanism, SupportsAggregateSimulation):
+            raise TypeError(
+                f"{type(self.mechanism).__name__} cannot draw aggregate reports (no "
+                "simulate_summary); use the per-holder protocol (simulation='per_holder')"
+            )
+
+    def init(self) -> SimulatedState:
+        return SimulatedState()
+
+    def update_records(
+        self, state: SimulatedState, key: PRNGKey, cells: Any, labels: Any, *, first_holder: int
+    ) -> SimulatedState:
+        del first_holder  # records are kept in order; the draw at finalize is for all of them
+        return self.merge(
+            state, SimulatedState((np.asarray(cells),), (np.asarray(labels),), key=key)
+        )
+
+    def update(self, state: SimulatedState, reports: Any) -> SimulatedState:
+        raise TypeError(
+            "SimulatedSumAggregator simulates the holders' side and takes records "
+            "(update_records), not reports; use SumAggregator to aggregate reports"
+        )
+
+    def merge(self, a: SimulatedState, b: SimulatedState) -> SimulatedState:
+        return SimulatedState(
+            a.cells + b.cells, a.labels + b.labels, key=a.key if a.key is not None else b.key
+        )
+
+    def finalize(self, state: SimulatedState) -> CellEstimates:
+        if state.key is None or not state.cells:
+            raise ValueError("no records were aggregated; call update_records at least once")
+        mechanism = self.mechanism
+        assert isinstance(mechanism, SupportsAggregateSimulation)  # checked at construction
+        cells, labels = np.concatenate(state.cells), np.concatenate(state.labels)
+        summary = mechanism.simulate_summary(state.key, cells, labels, self.n_cells)
+        return self.mechanism.debias(summary, int(cells.shape[0]))

@@ -13,12 +13,14 @@ import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import check_features, check_int
+from ldptree.estimators._fits import check_mechanism_fits
+from ldptree.estimators._protocol import resolve_aggregator
 from ldptree.partitions._cart import CartPartitioner
 from ldptree.partitions._max_edge import MaxEdgePartitioner
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._random_max_edge import RandomMaxEdgePartitioner
 from ldptree.partitions._scaling import RangeScaler
-from ldptree.protocols import Mechanism, Partitioner
+from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner
 
 #: Named partition rules: max-edge (LPDT-M, LPCT), random max-edge (LPCT-R), CART (LPDT-V,
 #: LPCT-CART, quantile thresholds as the reference).
@@ -35,15 +37,9 @@ def make_partitioner(
     criteria: Collection[str],
 ) -> Partitioner:
     """The partitioner named by ``rule`` (or ``rule`` itself if it is a Partitioner)."""
-    if not isinstance(rule, str):
-        if not isinstance(rule, Partitioner):
-            raise TypeError(
-                f"rule must be one of {RULES} or an object with fit(X_public, y_public, *, key), "
-                f"got {type(rule).__name__}"
-            )
-        return rule
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES} or a Partitioner, got {rule!r}")
+    checked = check_rule(rule)
+    if isinstance(checked, Partitioner):
+        return checked
     if criterion not in criteria:
         raise ValueError(f"criterion must be one of {sorted(criteria)}, got {criterion!r}")
     depth = check_int(max_depth, "max_depth", minimum=0)
@@ -59,17 +55,61 @@ def make_partitioner(
     )
 
 
-def check_mechanism(mechanism: Any, epsilon: float) -> Mechanism:
-    """A user-supplied mechanism, checked to implement the protocol at budget ``epsilon``."""
+def check_rule(rule: Any) -> str | Partitioner:
+    """``rule``: a name in :data:`RULES` or a :class:`~ldptree.protocols.Partitioner`, else a
+    ``TypeError`` (wrong type) or ``ValueError`` (unknown name)."""
+    if isinstance(rule, str):
+        if rule not in RULES:
+            raise ValueError(f"rule must be one of {RULES} or a Partitioner, got {rule!r}")
+        return rule
+    if not isinstance(rule, Partitioner):
+        raise TypeError(
+            f"rule must be one of {RULES} (a str) or a Partitioner (an object with "
+            f"fit(X_public, y_public, *, key) -> Partition), got {type(rule).__name__}"
+        )
+    return rule
+
+
+def check_components(
+    estimator: str,
+    *,
+    rule: Any,
+    mechanism: Any,
+    aggregator: Any,
+    simulation: Any = "per_holder",
+) -> AggregatorFactory:
+    """The user's components of ``estimator``, checked at the start of ``fit``, before any data
+    is read: the partition ``rule`` (:func:`check_rule`), a ``mechanism`` (``None``: the
+    estimator's default) that implements the protocol and privatizes the records the estimator
+    feeds it (:func:`~ldptree.estimators._fits.check_mechanism_fits`), and the aggregator
+    factory it returns (:func:`~ldptree.estimators._protocol.resolve_aggregator`).
+    ``TypeError`` on a mismatch."""
+    check_rule(rule)
+    if mechanism is not None:
+        check_protocol(mechanism)
+        check_mechanism_fits(estimator, mechanism)
+    return resolve_aggregator(aggregator, simulation)
+
+
+def check_protocol(mechanism: Any) -> Mechanism:
+    """``mechanism`` if it implements the :class:`~ldptree.protocols.Mechanism` protocol."""
     if not isinstance(mechanism, Mechanism):
         raise TypeError(
-            f"mechanism must implement the Mechanism protocol, got {type(mechanism).__name__}"
+            f"mechanism must implement the Mechanism protocol (epsilon, privatize, summarize, "
+            f"debias, log_prob), got {type(mechanism).__name__}"
         )
-    if not np.isclose(mechanism.epsilon, epsilon, rtol=1e-12, atol=0.0):
+    checked: Mechanism = mechanism
+    return checked
+
+
+def check_mechanism(mechanism: Any, epsilon: float) -> Mechanism:
+    """A user-supplied mechanism, checked to implement the protocol at budget ``epsilon``."""
+    checked = check_protocol(mechanism)
+    if not np.isclose(checked.epsilon, epsilon, rtol=1e-12, atol=0.0):
         raise ValueError(
-            f"mechanism.epsilon={mechanism.epsilon} differs from epsilon={epsilon}; set them equal"
+            f"mechanism.epsilon={checked.epsilon} differs from epsilon={epsilon}; set them equal"
         )
-    return mechanism
+    return checked
 
 
 def route(

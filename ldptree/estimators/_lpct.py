@@ -41,7 +41,13 @@ from ldptree._validation import (
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._composition import check_mechanism, make_partitioner, route
+from ldptree.estimators._composition import (
+    check_components,
+    check_mechanism,
+    make_partitioner,
+    route,
+)
+from ldptree.estimators._fits import check_mechanism_fits
 from ldptree.estimators._lpct_readout import (
     FALLBACKS,
     check_lam,
@@ -54,7 +60,6 @@ from ldptree.estimators._lpct_readout import (
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_rows,
-    check_simulation,
     fit_scaler,
     stream_round,
 )
@@ -62,7 +67,14 @@ from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prun
 from ldptree.estimators._rows import is_chunk_stream
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.partitions._partition import Partition
-from ldptree.protocols import CellEstimates, Mechanism
+from ldptree.protocols import (
+    AggregatorFactory,
+    CellEstimates,
+    Mechanism,
+    Partitioner,
+    ReportT,
+    StatsT,
+)
 
 _CRITERIA = ("entropy", "gini")
 _OUTSIDE = ("clamp", "zero")
@@ -82,6 +94,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
     criterion: Any
     classes: Any
     mechanism: Any
+    aggregator: Any
     simulation: Any
     outside: Any
     feature_margin: Any
@@ -90,10 +103,24 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
     allow_uncertified: Any
     random_state: Any
 
+    #: The estimator's name in :data:`~ldptree.estimators._fits.ESTIMATOR_NEEDS`.
+    _kind: str
+
     # fitted state
     classes_: np.ndarray[Any, Any]
     leaf_eta_: FloatArray
     leaf_class_: IntArray
+
+    def _components(self) -> AggregatorFactory:
+        """The rule, mechanism and aggregator checked before any data is read (the start of
+        ``fit``); returns the aggregator factory of the round."""
+        return check_components(
+            self._kind,
+            rule=self.rule,
+            mechanism=self.mechanism,
+            aggregator=self.aggregator,
+            simulation=self.simulation,
+        )
 
     def _fit_round(
         self,
@@ -104,14 +131,15 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         *,
         max_depth: Any,
         collect: bool,
+        aggregator: AggregatorFactory,
         binary: bool = False,
     ) -> tuple[Partition, CellEstimates | None, FloatArray]:
         """Validate, grow the partition on public data, and (if ``collect``) run the private
-        round. Returns the partition, the private estimates and the public counts ``[L, K]``."""
+        round through ``aggregator``. Returns the partition, the private estimates and the public
+        counts ``[L, K]``."""
         epsilon = check_epsilon(self.epsilon, "epsilon")
         margin = check_real(self.feature_margin, "feature_margin")
         check_choice(self.outside, "outside", _OUTSIDE)
-        aggregate = check_simulation(self.simulation)
         y = self._check_fit_input(X, y)
         rows, Xq, yq = check_fit_rows(X, y, X_public, y_public, check_labels=check_class_labels)
         classes = resolve_classes(self.classes, yq)
@@ -135,6 +163,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             if self.mechanism is None
             else check_mechanism(self.mechanism, epsilon)
         )
+        check_mechanism_fits(self._kind, mechanism, n_classes=n_classes)
         key_partition, key_noise = jax.random.split(as_key(self.random_state))
 
         d = rows.n_features
@@ -170,7 +199,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
                 chunks,
                 key=key_noise,
                 chunk_size=chunk,
-                aggregate=aggregate,
+                aggregator=aggregator,
             )
         self.classes_ = classes
         self.n_features_in_ = d
@@ -256,10 +285,17 @@ class LPCTClassifier(_LPCTBase):
         non-positive denominator use the public class frequencies).
     mechanism:
         A :class:`~ldptree.protocols.Mechanism` on ``(cell, class code)`` records whose estimates
-        carry per-class counts; its ``epsilon`` must equal ``epsilon``.
+        carry per-class counts; its ``epsilon`` must equal ``epsilon``. It must privatize
+        ``(cell, class code)`` records over the classes of the fit (``labels() ->
+        ClassLabels(n_classes=K)``; checked at the start of ``fit``, a ``TypeError`` otherwise).
+    aggregator:
+        ``None`` (the exact streaming sum) or an :class:`~ldptree.protocols.AggregatorFactory`
+        ``(mechanism, n_cells) -> Aggregator`` (``docs/tutorials/custom-aggregator.md``).
     simulation:
         ``"per_holder"`` (the protocol: every holder's report is drawn and aggregated) or
-        ``"aggregate"`` (experiments: per-cell sums drawn in law; see the mechanism).
+        ``"aggregate"`` (experiments: per-cell sums drawn in law by
+        :class:`~ldptree.estimators.SimulatedSumAggregator`, a simulation device; not combined
+        with ``aggregator``).
     outside:
         Points outside the public feature box: ``"clamp"`` (routed to the boundary cell) or
         ``"zero"`` (predict ``classes_[0]``, the papers' rule).
@@ -285,6 +321,8 @@ class LPCTClassifier(_LPCTBase):
     nothing private is collected), privacy_ledger_, n_features_in_, n_public_
     """
 
+    _kind = "LPCTClassifier"
+
     def __init__(
         self,
         epsilon: float = 1.0,
@@ -293,11 +331,12 @@ class LPCTClassifier(_LPCTBase):
         *,
         lam: float = 1.0,
         min_samples_split: int = 5,
-        rule: Any = "max_edge",
+        rule: str | Partitioner = "max_edge",
         criterion: str = "gini",
         classes: Any = None,
         fallback: str = "none",
-        mechanism: Mechanism | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
+        aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
         outside: str = "clamp",
         feature_margin: float = 0.0,
@@ -316,6 +355,7 @@ class LPCTClassifier(_LPCTBase):
         self.classes = classes
         self.fallback = fallback
         self.mechanism = mechanism
+        self.aggregator = aggregator
         self.simulation = simulation
         self.outside = outside
         self.feature_margin = feature_margin
@@ -332,10 +372,17 @@ class LPCTClassifier(_LPCTBase):
         ``X`` may be memory-mapped or an iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``
         (read chunk by chunk, holders numbered in order; as :meth:`LPDTRegressor.fit
         <ldptree.LPDTRegressor.fit>`)."""
+        aggregator = self._components()
         lam = check_lam(self.lam)
         check_choice(self.fallback, "fallback", FALLBACKS)
         _, estimates, _ = self._fit_round(
-            X, y, X_public, y_public, max_depth=self.max_depth, collect=not math.isinf(lam)
+            X,
+            y,
+            X_public,
+            y_public,
+            max_depth=self.max_depth,
+            collect=not math.isinf(lam),
+            aggregator=aggregator,
         )
         self.private_class_counts_: FloatArray | None = (
             None if estimates is None else private_class_counts(estimates, self.classes_.shape[0])
@@ -405,8 +452,8 @@ class LPCTPrunedClassifier(_LPCTBase):
     prune_rule:
         ``"corrected"`` (default, ours: private data weighted, never discarded) or
         ``"reference"`` (the code's branch logic without its statefulness).
-    rule, criterion, classes, mechanism, simulation, outside, feature_margin, chunk_size,
-    allow_uncertified, random_state:
+    rule, criterion, classes, mechanism, aggregator, simulation, outside, feature_margin,
+    chunk_size, allow_uncertified, random_state:
         As for :class:`LPCTClassifier`.
 
     Attributes
@@ -415,6 +462,8 @@ class LPCTPrunedClassifier(_LPCTBase):
     leaf_node_, leaf_eta_, leaf_proba_, leaf_class_, max_depth_, min_depth_, privacy_,
     privacy_certificate_, privacy_ledger_, n_features_in_, n_public_
     """
+
+    _kind = "LPCTPrunedClassifier"
 
     def __init__(
         self,
@@ -426,10 +475,11 @@ class LPCTPrunedClassifier(_LPCTBase):
         C: float = 1.0,
         prune_rule: str = "corrected",
         min_samples_split: int = 1,
-        rule: Any = "max_edge",
+        rule: str | Partitioner = "max_edge",
         criterion: str = "gini",
         classes: Any = None,
-        mechanism: Mechanism | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
+        aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
         outside: str = "clamp",
         feature_margin: float = 0.0,
@@ -449,6 +499,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         self.criterion = criterion
         self.classes = classes
         self.mechanism = mechanism
+        self.aggregator = aggregator
         self.simulation = simulation
         self.outside = outside
         self.feature_margin = feature_margin
@@ -473,6 +524,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPCTPrunedClassifier:
         """Grow a deep partition on public data, collect one report per private row, prune."""
+        aggregator = self._components()
         epsilon = check_epsilon(self.epsilon, "epsilon")
         c = check_positive(self.C, "C")
         rule = check_choice(self.prune_rule, "prune_rule", PRUNE_RULES)
@@ -486,7 +538,14 @@ class LPCTPrunedClassifier(_LPCTBase):
         n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
         partition, estimates, public = self._fit_round(
-            X, y, X_public, y_public, max_depth=max_depth, collect=True, binary=True
+            X,
+            y,
+            X_public,
+            y_public,
+            max_depth=max_depth,
+            collect=True,
+            aggregator=aggregator,
+            binary=True,
         )
         assert estimates is not None  # collect=True
         counts = private_class_counts(estimates, 2)

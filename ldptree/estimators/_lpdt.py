@@ -42,7 +42,12 @@ from ldptree._validation import (
 )
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._certify import certified_spend
-from ldptree.estimators._composition import check_mechanism, make_partitioner, route
+from ldptree.estimators._composition import (
+    check_components,
+    check_mechanism,
+    make_partitioner,
+    route,
+)
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_rows,
@@ -52,7 +57,7 @@ from ldptree.estimators._protocol import (
 )
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
-from ldptree.protocols import Mechanism, Partitioner
+from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
 _OUTSIDE = ("clamp", "zero")
 
@@ -81,7 +86,14 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         leaf sizes). The named rules rank splits by variance reduction (``"mse"``).
     mechanism:
         A :class:`~ldptree.protocols.Mechanism` to use instead of the default randomized
-        response + Laplace; its ``epsilon`` must equal ``epsilon``.
+        response + Laplace; its ``epsilon`` must equal ``epsilon``. It must privatize
+        ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the start of
+        ``fit``, a ``TypeError`` otherwise).
+    aggregator:
+        ``None`` (the exact streaming sum, :class:`~ldptree.estimators.SumAggregator`) or an
+        :class:`~ldptree.protocols.AggregatorFactory`: a callable ``(mechanism, n_cells) ->``
+        :class:`~ldptree.protocols.Aggregator`, e.g. your own aggregator class
+        (``docs/tutorials/custom-aggregator.md``).
     min_private_ratio:
         ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean. ``0`` (the
         reference) only catches non-positive counts. ``"auto"``: ``tau = 2 sqrt(v / n)`` with
@@ -132,7 +144,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         budget_split: float = 0.5,
         label_bound: float | tuple[float, float] | None = None,
         rule: str | Partitioner = "max_edge",
-        mechanism: Mechanism | None = None,
+        mechanism: Mechanism[ReportT, StatsT] | None = None,
+        aggregator: AggregatorFactory | None = None,
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
         feature_margin: float = 0.0,
@@ -149,6 +162,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         self.label_bound = label_bound
         self.rule = rule
         self.mechanism = mechanism
+        self.aggregator = aggregator
         self.min_private_ratio = min_private_ratio
         self.outside = outside
         self.feature_margin = feature_margin
@@ -184,6 +198,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
         iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
         order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
+        aggregator = check_components(
+            "LPDTRegressor", rule=self.rule, mechanism=self.mechanism, aggregator=self.aggregator
+        )
         epsilon = check_epsilon(self.epsilon, "epsilon")
         auto_ratio = isinstance(self.min_private_ratio, str)
         if auto_ratio and self.min_private_ratio != "auto":
@@ -217,7 +234,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1)  # refuse a mechanism without count_variance before the round
         chunks = ((scaler.transform(Xc), yc) for Xc, yc in rows.chunks(chunk))
-        estimates = stream_round(partition, mechanism, chunks, key=key_noise, chunk_size=chunk)
+        estimates = stream_round(
+            partition, mechanism, chunks, key=key_noise, chunk_size=chunk, aggregator=aggregator
+        )
         if auto_ratio:
             min_ratio = _auto_ratio(mechanism, estimates.n)
 

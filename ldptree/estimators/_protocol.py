@@ -27,11 +27,24 @@ from ldptree._validation import (
 )
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
+from ldptree.estimators._aggregate import (
+    SimulatedSumAggregator,
+    SumAggregator,
+    SumState,
+    to_host,
+)
 from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
-from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
+from ldptree.protocols import (
+    Aggregator,
+    AggregatorFactory,
+    CellEstimates,
+    Mechanism,
+    ReportT,
+    SimulatesHolders,
+    StatsT,
+)
 
 
 def check_fit_data(
@@ -116,6 +129,27 @@ def check_simulation(value: Any) -> bool:
     return check_choice(value, "simulation", SIMULATIONS) == "aggregate"
 
 
+def resolve_aggregator(aggregator: Any, simulation: Any = "per_holder") -> AggregatorFactory:
+    """The aggregator factory of a fit: ``aggregator`` (``None``: the exact streaming sum,
+    :class:`SumAggregator`), or :class:`SimulatedSumAggregator` for
+    ``simulation="aggregate"`` (which then must not be combined with an ``aggregator``).
+    ``TypeError`` for an ``aggregator`` that is not callable as ``(mechanism, n_cells)``."""
+    simulated = check_simulation(simulation)
+    if aggregator is None:
+        return SimulatedSumAggregator if simulated else SumAggregator
+    if not isinstance(aggregator, AggregatorFactory):
+        raise TypeError(
+            "aggregator must be None or a callable (mechanism, n_cells) -> Aggregator, such as "
+            f"an aggregator class like SumAggregator; got {type(aggregator).__name__}"
+        )
+    if simulated:
+        raise ValueError(
+            "simulation='aggregate' chooses the aggregator (SimulatedSumAggregator); pass either "
+            "it or aggregator=, not both"
+        )
+    return aggregator
+
+
 def release_key(key: PRNGKey, mechanism: Any, partition: Partition | None = None) -> PRNGKey:
     """The noise key of one release: ``key`` with a digest of what identifies the release (the
     published partition's arrays and the mechanism's parameters) folded in.
@@ -135,13 +169,13 @@ def release_key(key: PRNGKey, mechanism: Any, partition: Partition | None = None
 
 def run_round(
     partition: Partition,
-    mechanism: Mechanism,
+    mechanism: Mechanism[ReportT, StatsT],
     X_scaled: FloatArray,
     y: np.ndarray[Any, Any],
     *,
     key: PRNGKey,
     chunk_size: int,
-    aggregate: bool = False,
+    aggregator: AggregatorFactory = SumAggregator,
 ) -> CellEstimates:
     """Privatize every private row and aggregate: the holders' and the curator's side in one loop.
 
@@ -150,61 +184,114 @@ def run_round(
     exact integers, so the result does not depend on the chunking. A mechanism's optional
     ``privatize_summarize`` (equal to ``summarize(privatize(...))``) is used when present.
 
-    ``aggregate=True`` is a *simulation* of the round: the rows are routed chunk by
-    chunk as usual, but the mechanism's ``simulate_summary`` then draws the summed reports of all
-    holders at once. It sees the whole private sample (the protocol never does) and is exact in
-    law only as far as that mechanism documents; use it for experiments.
+    ``aggregator`` is bound to the mechanism and the partition's size (``aggregator(mechanism,
+    n_cells)``; default the exact streaming sum). ``SimulatedSumAggregator`` is a *simulation*
+    of the round: it keeps the routed records and draws the summed reports of all holders at
+    once; it sees the whole private sample (the protocol never does), so it is for experiments.
     """
     n = X_scaled.shape[0]
     starts = range(0, n, chunk_size)
     chunks = ((X_scaled[s : s + chunk_size], y[s : s + chunk_size]) for s in starts)
     return stream_round(
-        partition, mechanism, chunks, key=key, chunk_size=chunk_size, aggregate=aggregate
+        partition, mechanism, chunks, key=key, chunk_size=chunk_size, aggregator=aggregator
     )
 
 
 def stream_round(
     partition: Partition,
-    mechanism: Mechanism,
+    mechanism: Mechanism[ReportT, StatsT],
     chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
     *,
     key: PRNGKey,
     chunk_size: int,
-    aggregate: bool = False,
+    aggregator: AggregatorFactory = SumAggregator,
 ) -> CellEstimates:
     """:func:`run_round` over ``(X_scaled_chunk, labels_chunk)`` pairs of consecutive holders.
 
     Holders are numbered in the order their rows arrive; a chunk longer than ``chunk_size`` is
-    split. Memory is one chunk (plus, for ``aggregate=True``, the routed cells and labels of all
-    rows, which that simulation needs at once). The result equals :func:`run_round` on the
-    concatenated chunks, bit for bit.
+    split. Each chunk is routed, privatized by the mechanism (the holders' side) and folded into
+    the bound aggregator with ``update`` (:func:`fold_chunk`), then ``finalize`` gives the
+    estimates. Memory is one chunk plus the aggregator's state. The result equals
+    :func:`run_round` on the concatenated chunks, bit for bit.
     """
+    bound, state = fold_round(
+        partition, mechanism, chunks, key=key, chunk_size=chunk_size, aggregator=aggregator
+    )
+    return bound.finalize(state)
+
+
+def fold_round(
+    partition: Partition,
+    mechanism: Mechanism[ReportT, StatsT],
+    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
+    *,
+    key: PRNGKey,
+    chunk_size: int,
+    aggregator: AggregatorFactory = SumAggregator,
+) -> tuple[Aggregator[Any], Any]:
+    """:func:`stream_round` up to ``finalize``: the bound aggregator and its final state (for a
+    read-out that needs more than the estimates, e.g. the kept reports of a
+    :class:`~ldptree.estimators.ReportCollector`)."""
     key = release_key(key, mechanism, partition)
     n_cells = partition.n_leaves
-    if aggregate:
-        if not isinstance(mechanism, SupportsAggregateSimulation):
-            raise TypeError(
-                f"{type(mechanism).__name__} cannot draw aggregate reports (no simulate_summary); "
-                "use the per-holder protocol"
-            )
-        cells_parts: list[np.ndarray[Any, Any]] = []
-        label_parts: list[np.ndarray[Any, Any]] = []
-        for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
-            cells_parts.append(np.asarray(partition.cells(X_chunk)))
-            label_parts.append(np.asarray(y_chunk))
-        all_cells, labels = np.concatenate(cells_parts), np.concatenate(label_parts)
-        summary = mechanism.simulate_summary(key, all_cells, labels, n_cells)
-        return mechanism.debias(summary, all_cells.shape[0])
-    aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
-    state = aggregator.init()
+    bound = aggregator(mechanism, n_cells)
+    state = bound.init()
     start = 0
     for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
         cells = partition.cells(X_chunk)
-        state = aggregator.merge(
-            state, holder_summary(mechanism, key, cells, y_chunk, n_cells, first_holder=start)
+        fields = record_fields(mechanism, X_chunk)
+        state = fold_chunk(
+            bound, state, mechanism, key, cells, y_chunk, n_cells, first_holder=start, **fields
         )
         start += X_chunk.shape[0]
-    return aggregator.finalize(state)
+    return bound, state
+
+
+def record_fields(mechanism: Mechanism, X_chunk: FloatArray) -> dict[str, Any]:
+    """The extra per-holder inputs the mechanism declares in ``record_fields`` (see
+    :mod:`~ldptree.estimators._fits`): the round can supply ``features``, the holder's scaled
+    feature vector (a mechanism releasing it runs on the trivial partition)."""
+    names = tuple(getattr(mechanism, "record_fields", ()))
+    unknown = [name for name in names if name != "features"]
+    if unknown:
+        raise TypeError(
+            f"{type(mechanism).__name__} needs record fields {unknown} that the round cannot "
+            "supply (it supplies the cell, the label and features=)"
+        )
+    return {"features": X_chunk} if names else {}
+
+
+def fold_chunk(
+    aggregator: Aggregator[Any],
+    state: Any,
+    mechanism: Mechanism,
+    key: PRNGKey,
+    cells: Any,
+    y: np.ndarray[Any, Any],
+    n_cells: int,
+    *,
+    first_holder: int,
+    **fields: Any,
+) -> Any:
+    """One chunk of holders ``first_holder, ...`` folded into ``state``: each holder privatizes
+    its record (``mechanism.privatize``, with the extra record ``fields`` it declares) and the
+    aggregator's ``update`` takes the reports.
+
+    Two strategies replace that step: the exact :class:`SumAggregator` takes the chunk's summed
+    reports from :func:`holder_summary` (the same state, through the mechanism's fused kernel when
+    it has one); an aggregator with ``update_records`` (:class:`~ldptree.protocols.
+    SimulatesHolders`, a simulation device) takes the records themselves.
+    """
+    if isinstance(aggregator, SimulatesHolders):
+        return aggregator.update_records(state, key, cells, y, first_holder=first_holder)
+    if type(aggregator) is SumAggregator and not fields:  # its update, through the fused kernel
+        return aggregator.merge(
+            state, holder_summary(mechanism, key, cells, y, n_cells, first_holder=first_holder)
+        )
+    reports = mechanism.privatize(
+        key, cells, holder_labels(y), n_cells, first_holder=first_holder, **fields
+    )
+    return aggregator.update(state, reports)
 
 
 def split_chunks(
@@ -233,9 +320,7 @@ def holder_summary(
     summarised anywhere (another process or machine) and merged with
     :meth:`SumAggregator.merge <ldptree.estimators._aggregate.SumAggregator.merge>`.
     """
-    labels = jax.numpy.asarray(y)
-    if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
-        labels = labels.astype(np.float32)
+    labels = holder_labels(y)
     m = int(labels.shape[0])
     fused = getattr(mechanism, "privatize_summarize", None)
     if fused is not None and m <= getattr(mechanism, "max_summary_rows", 0):
@@ -246,6 +331,15 @@ def holder_summary(
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=first_holder)
     return aggregator.update(aggregator.init(), reports)
+
+
+def holder_labels(y: Any) -> jax.Array:
+    """Labels as the holders pass them to the mechanism: real labels as float32 (its
+    arithmetic), class codes as integers."""
+    labels = jax.numpy.asarray(y)
+    if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
+        labels = labels.astype(np.float32)
+    return labels
 
 
 def budget_ledger(privacy_budget: Any) -> PrivacyLedger:

@@ -2,11 +2,14 @@
 
 Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
 enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (:class:`CellRelease`,
-:class:`LabelRelease`, each with one exact noise, :class:`BitFlip` or :class:`Geometric`) and its
+:class:`LabelRelease`, each with one exact noise, :class:`BitFlip`, :class:`Geometric` or a finite
+channel :class:`MatrixNoise`) and its
 debiasing; sampling, summaries, likelihoods and the report law the accountant certifies are derived
 from those declarations.
 """
 
+from ldptree.mechanisms._channel import MatrixNoise, matrix_noise
+from ldptree.mechanisms._duchi import DuchiMechanism, DuchiReport
 from ldptree.mechanisms._kit import (
     NULL_LABEL,
     CellRelease,
@@ -33,7 +36,9 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelReport,
 )
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
+from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
+from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
 
 __all__ = [
@@ -42,6 +47,8 @@ __all__ = [
     "CellRelease",
     "CellVariance",
     "ClassLabels",
+    "DuchiMechanism",
+    "DuchiReport",
     "Geometric",
     "IndexRelease",
     "KaryResponse",
@@ -53,12 +60,19 @@ __all__ = [
     "LaplaceCellLabelReport",
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
+    "MatrixNoise",
+    "PiecewiseMechanism",
+    "PiecewiseReport",
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
+    "SplitChoice",
     "SupportsVariance",
     "cell_indicator",
     "debias_indicators",
     "label_level",
     "label_levels",
+    "matrix_noise",
+    "optimal_split",
+    "predicted_error",
 ]

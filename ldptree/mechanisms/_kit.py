@@ -6,8 +6,9 @@ A mechanism built on the kit (a subclass of :class:`KitMechanism`) declares
   one of ``levels + 1`` evenly spaced levels, unbiasedly) or :class:`ClassLabels` (class codes, with
   undeclared codes mapped to a null level). Either way the holder's label becomes an integer
   *level* ``t`` from a finite set;
-* its *releases*, each one exact noise (:mod:`ldptree.mechanisms._noise`) applied independently to
-  every coordinate of an integer input vector read from a table indexed by ``t``:
+* its *releases*, each one exact noise (:mod:`ldptree.mechanisms._noise`, or any finite channel
+  as a :class:`~ldptree.mechanisms.MatrixNoise`) applied independently to every coordinate of an
+  integer input vector read from a table indexed by ``t``:
 
   - :class:`CellRelease`: ``width`` coordinates per cell; the record's own cell reads ``on[t]``,
     every other cell ``off[t]`` (randomized response on the one-hot vector, Laplace-like noise on
@@ -49,6 +50,7 @@ from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree.accounting._law import CellBlock, IndexBlock, LabelBlock, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
+from ldptree.mechanisms._channel import MatrixNoise
 from ldptree.mechanisms._exact import PRECISION_BITS
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, sample_noise
 from ldptree.mechanisms._random import holder_words, key_words, unit_halfopen
@@ -73,14 +75,14 @@ _FLOAT32_EXACT = 2**24
 #: The label the report law uses for "any class code outside 0..K-1" (the null level).
 NULL_LABEL = -1
 
-Noise = BitFlip | Geometric
+Noise = BitFlip | Geometric | MatrixNoise
 
 
 # -- how labels enter ---------------------------------------------------------------------------
 def _to_levels(value: Any) -> int:
-    levels = check_int(value, "levels", minimum=2)
-    if levels % 2:
-        raise ValueError(f"levels must be even (the centre is a level), got {levels}")
+    levels = check_int(value, "levels", minimum=1)
+    if levels % 2 and levels != 1:
+        raise ValueError(f"levels must be 1 or even (the centre is a level), got {levels}")
     return levels
 
 
@@ -92,7 +94,9 @@ class RealLabels:
     ``step = (hi - lo) / levels``; a label at ``u = (clip(y) - lo) / step`` goes to ``floor(u)`` or
     ``floor(u) + 1`` with probabilities ``1 - frac(u)`` and ``frac(u)``, so
     ``E[lo + t step] = clip(y)`` (up to float32 rounding of ``u``) and the rounding adds variance at
-    most ``step^2 / 4``. ``levels`` is even so that the centre ``(lo + hi) / 2`` is a level.
+    most ``step^2 / 4``. ``levels`` is even so that the centre ``(lo + hi) / 2`` is a level, or
+    ``1``: the two ends of the bound only (a two-point label such as Duchi et al.'s, where the
+    centre enters as the fair mixture of the ends and no release needs a centre level).
     """
 
     bound: tuple[float, float] = attrs.field(converter=to_label_bound)
@@ -202,8 +206,10 @@ def _optional_table(value: Any) -> np.ndarray[Any, np.dtype[np.int32]] | None:
 
 
 def _check_noise(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
-    if not isinstance(value, BitFlip | Geometric):
-        raise TypeError(f"{attribute.name} must be a BitFlip or Geometric noise, got {value!r}")
+    if not isinstance(value, BitFlip | Geometric | MatrixNoise):
+        raise TypeError(
+            f"{attribute.name} must be a BitFlip, Geometric or MatrixNoise noise, got {value!r}"
+        )
 
 
 @attrs.frozen(eq=False)
@@ -546,6 +552,8 @@ class KitMechanism:
                 fields.append((r.name, (), 0, noise.k - 1))
             elif isinstance(noise, BitFlip):
                 fields.append((r.name, shape, 0, 1))
+            elif isinstance(noise, MatrixNoise):
+                fields.append((r.name, shape, 0, noise.max_abs_output))
             else:
                 fields.append((r.name, shape, -noise.margin, noise.span + noise.margin))
         return tuple(fields)
@@ -813,7 +821,7 @@ def _release_log_prob(
             return -math.inf
         count = noise.keep_count if value == index else noise.other_count
         return math.log(count) - PRECISION_BITS * math.log(2.0) if count else -math.inf
-    first = 0 if isinstance(r.noise, BitFlip) else -r.noise.margin
+    first = -r.noise.margin if isinstance(r.noise, Geometric) else 0
     if isinstance(r, CellRelease):
         out = out.reshape(n_cells, r.width).astype(np.int64)
         inputs = np.broadcast_to(r.off[t], (n_cells, r.width)).copy()
@@ -905,6 +913,8 @@ def _noise_words(noise: tuple[Any, ...], coords: int) -> int:
     """32-bit words per holder for ``coords`` coordinates (``BitFlip.words`` and the others)."""
     if noise[0] == "bits":
         return -(-coords // 2) if noise[1] == 16 else coords * (noise[1] // 32)
+    if noise[0] == "matrix":
+        return coords * (int(noise[2]) // 32)
     return 2 * coords
 
 

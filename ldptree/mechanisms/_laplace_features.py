@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from functools import partial
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import attrs
 import jax
@@ -85,6 +85,9 @@ class LaplaceFeatureLabelMechanism:
     n_features: int = attrs.field(validator=_positive_features)
     label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     feature_share: float = attrs.field(default=0.5, converter=to_budget_split)
+
+    #: Per-holder inputs ``privatize`` needs besides ``(cell, label)``: the feature vector.
+    record_fields: ClassVar[tuple[str, ...]] = ("features",)
 
     def __attrs_post_init__(self) -> None:
         _ = self.feature_noise, self.label_noise  # fail at construction, naming the problem

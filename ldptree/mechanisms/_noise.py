@@ -472,20 +472,26 @@ class _Search(NamedTuple):
     valid: Any
 
 
-def search_padded(search: _Search, hi: jax.Array, lo: jax.Array) -> jax.Array:
+def search_padded(
+    search: _Search, hi: jax.Array, lo: jax.Array, row: jax.Array | None = None
+) -> jax.Array:
     """``#{k < valid : C_k <= u}`` for ``u = hi 2^32 + lo`` over padded thresholds.
 
     A branch-free binary lifting (``log2`` of the padded size steps), every step a gather and a
     lexicographic comparison of 32-bit halves; ``valid`` may be traced, so one program serves
-    every table of the same padded size.
+    every table of the same padded size. With ``row`` (integers shaped like ``hi``) the tables are
+    ``[rows, size]`` and each draw searches its own row ``C_{row, k}``.
     """
-    size = int(search.t_hi.shape[0])
+    size = int(search.t_hi.shape[-1])
     count = jnp.zeros(hi.shape, dtype=jnp.int32)
     step = 1 << max(size, 1).bit_length()
     while step:
         probe = count + step
         index = jnp.clip(probe, 1, size) - 1
-        th, tl = search.t_hi[index], search.t_lo[index]
+        if row is None:
+            th, tl = search.t_hi[index], search.t_lo[index]
+        else:
+            th, tl = search.t_hi[row, index], search.t_lo[row, index]
         below = (th < hi) | ((th == hi) & (tl <= lo))
         count = jnp.where((probe <= search.valid) & below, probe, count)
         step >>= 1
@@ -511,6 +517,11 @@ def sample_noise(static: tuple[Any, ...], consts: Any, words: jax.Array, inputs:
             hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]
             flip = (hi < consts[0]) | ((hi == consts[0]) & (lo < consts[1]))
         return flip[:, :n_coords] ^ (inputs == 1)
+    if static[0] == "matrix":  # MatrixNoise (_channel.py): a row of cumulative counts per input
+        t_hi, t_lo, valid = consts
+        hi = words[:, :n_coords]
+        lo = words[:, n_coords : 2 * n_coords] if static[2] == 64 else jnp.zeros_like(hi)
+        return search_padded(_Search(t_hi, t_lo, valid), hi, lo, row=inputs)
     if static[0] == "kary":
         t_hi, t_lo, valid, k = consts
         hi, lo = words[:, :n_coords], words[:, n_coords : 2 * n_coords]

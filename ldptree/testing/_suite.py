@@ -419,6 +419,18 @@ def _features(epsilon: float) -> Any:
     return LaplaceFeatureLabelMechanism(epsilon=epsilon, n_features=2, label_bound=(-1.0, 1.0))
 
 
+def _duchi(epsilon: float) -> Any:
+    from ldptree.mechanisms import DuchiMechanism
+
+    return DuchiMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _piecewise(epsilon: float) -> Any:
+    from ldptree.mechanisms import PiecewiseMechanism
+
+    return PiecewiseMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
 #: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it; a
 #: new built-in needs an entry here (the repo's suite fails until it has one).
 BUILT_INS: dict[str, BuiltIn] = {
@@ -426,6 +438,8 @@ BUILT_INS: dict[str, BuiltIn] = {
     "LaplaceCellClassMechanism": BuiltIn(_cell_class, "classification", {"n_classes": 3}),
     "LaplaceCellLabelMechanism": BuiltIn(_cell_label, "regression"),
     "LaplaceFeatureLabelMechanism": BuiltIn(_features, "regression", {"n_features": 2}),
+    "DuchiMechanism": BuiltIn(_duchi, "regression"),
+    "PiecewiseMechanism": BuiltIn(_piecewise, "regression"),
 }
 
 

@@ -1,0 +1,165 @@
+"""Randomized response on the cell one-hot vector plus one bounded-label release: the shared part
+of the label mechanisms that drop into LPDT (:class:`DuchiMechanism`,
+:class:`PiecewiseMechanism`).
+
+Holder ``i`` in cell ``j_i`` with label ``y_i`` releases
+
+* ``Z_i in {0, 1}^L``: every bit of the one-hot cell vector through a :class:`BitFlip` of budget
+  ``rho eps / 2`` (two one-hot vectors differ in two bits), exactly as
+  :class:`~ldptree.mechanisms.RRLaplaceMechanism` does;
+* one label code: ``y_i`` clipped to ``[lo, hi]``, rounded at random to a level ``t_i``
+  (:class:`~ldptree.mechanisms.RealLabels`, unbiased), then released through a *label noise* of
+  budget ``(1 - rho) eps`` over the whole level range whose mean is affine in the level:
+  ``E[code | t] = o_y + a_y t`` exactly for the realised law (``offset`` and ``slope``).
+
+Debiasing. With ``q'`` the realised flip probability, ``a = 1 - 2 q'``, ``C_j = sum_i Z_ij``,
+``S_j = sum_i Z_ij code_i`` and ``S = sum_i code_i``: ``E[Z_ij code_i] = (q' + a 1_ij)(o_y + a_y
+t_i)`` and ``E[code_i] = o_y + a_y t_i``, so ``E[S_j - q' S] = a (o_y c_j + a_y T_j)`` with
+``T_j = sum_{i in j} t_i``. Hence ``c^_j = (C_j - n q') / a`` and
+
+    s^_j = lo' c^_j + step' (S_j - q' S) / a,    lo' = lo - step o_y / a_y,  step' = step / a_y,
+
+are unbiased for the count and the label sum (:func:`debias_indicators` with ``lo'``, ``step'``).
+Equivalently ``s^_j = sum_i W_ij y~_i`` with ``W_ij = (Z_ij - q') / a`` and the released label
+``y~_i = lo' + step' code_i``, unbiased for ``clip(y_i)``.
+
+Variance (per holder, :meth:`cell_variance`). ``v_c = q'(1 - q') / a^2`` for the count. For the
+label, ``Var(y~ | y) <= v_y = step'^2 max_t Var(code | t) + step^2 / 4`` (a label between two
+levels mixes them: the mixture adds at most ``step^2 / 4``); ``W`` and ``y~`` are independent given
+the record, so one holder adds ``E[W^2] E[y~^2] - (1_ij y)^2 = v_c y^2 + (v_c + 1_ij) v_y <=
+v_c M^2 + (v_c + 1) v_y`` to ``s^_j`` (``M = max(|lo|, |hi|)``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+import numpy as np
+
+from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree.mechanisms._channel import MatrixNoise
+from ldptree.mechanisms._kit import (
+    KitMechanism,
+    RealLabels,
+    Release,
+    cell_indicator,
+    debias_indicators,
+    label_level,
+)
+from ldptree.mechanisms._noise import BitFlip
+from ldptree.mechanisms._variance import CellVariance
+from ldptree.protocols import CellEstimates
+
+LabelNoise = BitFlip | MatrixNoise
+
+
+def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
+    if value not in (None, 16, 32, 64):
+        raise ValueError(f"{attribute.name} must be None (automatic), 16, 32 or 64, got {value!r}")
+
+
+@attrs.frozen
+class RRLabelMechanism(KitMechanism):
+    """Cell bits + one label code through :meth:`label_noise` (module docstring). Subclasses
+    implement :meth:`labels`, :attr:`label_noise` and name the label release ``label_name``."""
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
+    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+
+    label_name = "code"
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()  # fail at construction, naming what is wrong
+
+    # -- to implement ----------------------------------------------------------------------------
+    def labels(self) -> RealLabels:
+        raise NotImplementedError
+
+    @property
+    def label_noise(self) -> LabelNoise:
+        raise NotImplementedError
+
+    # -- the kit's declarations ------------------------------------------------------------------
+    @property
+    def flips(self) -> BitFlip:
+        """The randomized response on each cell bit (budget ``rho eps / 2``)."""
+        return BitFlip(self.cell_epsilon / 2.0, self.precision_bits)
+
+    def releases(self) -> tuple[Release, ...]:
+        labels = self.labels()
+        return (
+            cell_indicator("bits", self.flips, labels),
+            label_level(self.label_name, self.label_noise, labels),
+        )
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        return (
+            ("cell (randomized response)", self.cell_epsilon),
+            (f"label ({type(self).__name__})", self.label_epsilon),
+        )
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
+        lo, step = self.label_affine
+        return debias_indicators(
+            self.flips,
+            stats["bits"],
+            n,
+            cross=stats[f"bits*{self.label_name}"],
+            total=stats[self.label_name],
+            lo=lo,
+            step=step,
+        )
+
+    # -- constants -------------------------------------------------------------------------------
+    @property
+    def cell_epsilon(self) -> float:
+        """Budget claimed for the cell report: ``rho eps``."""
+        return self.budget_split * self.epsilon
+
+    @property
+    def label_epsilon(self) -> float:
+        """Budget claimed for the label report: ``(1 - rho) eps``."""
+        return (1.0 - self.budget_split) * self.epsilon
+
+    @property
+    def label_affine(self) -> tuple[float, float]:
+        """``(lo', step')``: the released label is ``y~ = lo' + step' code``, unbiased for the
+        clipped label (``lo' = lo - step o_y / a_y``, ``step' = step / a_y``)."""
+        labels = self.labels()
+        noise = self.label_noise
+        step = labels.step / noise.slope
+        return labels.bound[0] - step * noise.offset, step
+
+    def decode_labels(self, code: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
+        """Released labels ``y~ = lo' + step' code`` (unbiased for the clipped labels)."""
+        lo, step = self.label_affine
+        out: np.ndarray[Any, np.dtype[np.float64]] = lo + step * np.asarray(code, np.float64)
+        return out
+
+    @property
+    def count_variance(self) -> float:
+        """Variance one holder adds to a debiased cell count: ``q'(1 - q') / (1 - 2q')^2``."""
+        q = self.flips.flip_prob
+        return q * (1.0 - q) / (1.0 - 2.0 * q) ** 2
+
+    @property
+    def label_variance(self) -> float:
+        """``v_y``: an upper bound on ``Var(y~ | y)`` over every label (module docstring), exact
+        from the realised counts."""
+        labels = self.labels()
+        noise = self.label_noise
+        step = self.label_affine[1]
+        worst = max(noise.variance(t) for t in range(labels.size))
+        return step**2 * worst + labels.step**2 / 4.0
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder bounds ``v_c`` and ``v_c M^2 + (v_c + 1) v_y`` (module docstring);
+        independent of ``n_cells``."""
+        check_int(n_cells, "n_cells", minimum=1)
+        v_c, v_y = self.count_variance, self.label_variance
+        big = max(abs(self.label_bound[0]), abs(self.label_bound[1]))
+        return CellVariance(count=v_c, label_sum=v_c * big**2 + (v_c + 1.0) * v_y)
