@@ -14,7 +14,7 @@ lpct           7      ``LPCTClassifier.fit`` (class labels and the class policy)
 baselines      7      ``DECONVRegressor``, ``PSGDClassifier``, ``PGLMClassifier``
 partitioner    5      ``MaxEdgePartitioner``, ``RangeScaler.fit``
 partition      10     ``Partition.from_json`` (malformed JSON and fields)
-mechanism      11     ``RRLaplaceMechanism`` / ``LaplaceCellClassMechanism`` and ``privatize``
+mechanism      13     RR-Laplace, cell-class, Duchi, piecewise mechanisms and ``privatize``
 accountant     7      ``verify_ldp``, ``audit_ldp``
 datasets       11     ``read_manifest``, ``load_dataset`` (manifest, CHECKSUMS, CSV, links)
 config         8      ``load_config`` (TOML)
@@ -51,7 +51,12 @@ from ldptree.cli import main as cli_main
 from ldptree.datasets import load_dataset, read_manifest
 from ldptree.estimators import UnknownClassWarning
 from ldptree.experiments import load_config
-from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
+from ldptree.mechanisms import (
+    DuchiMechanism,
+    LaplaceCellClassMechanism,
+    PiecewiseMechanism,
+    RRLaplaceMechanism,
+)
 from ldptree.partitions import MaxEdgePartitioner, RangeScaler
 from ldptree.protocol import Collector, holder_report, load_published, publish
 
@@ -454,6 +459,20 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         ),
         TypeError,
         "labels must be integer class codes",
+    ),
+    (
+        "mechanism-duchi-epsilon-huge",
+        lambda t: DuchiMechanism(epsilon=1e300, label_bound=1.0),
+        ValueError,
+        "epsilon must lie in",
+    ),
+    (
+        "mechanism-piecewise-labels-strings",
+        lambda t: PiecewiseMechanism(epsilon=1.0, label_bound=1.0).privatize(
+            KEY, np.array([0]), np.array(["a"]), 4
+        ),
+        TypeError,
+        "labels must be real numbers",
     ),
     # -- accountant --------------------------------------------------------------------------
     (
