@@ -54,10 +54,7 @@ def _parse(path: Path, reader: Any) -> tuple[tuple[str, ...], list[list[str]]]:
     return header, rows
 
 
-_MISSING_LOWER = frozenset(token.lower() for token in MISSING_TOKENS)
-
-
 def is_missing(cell: str) -> bool:
-    """Whether a (stripped) cell is a missing value (:data:`MISSING_TOKENS`, in any letter case:
-    ``nAn`` is as missing as ``NaN``)."""
-    return cell.lower() in _MISSING_LOWER
+    """Whether a (stripped) cell is a missing value: one of :data:`MISSING_TOKENS`, or any
+    spelling that Python reads as a NaN (``nAn``, ``-NaN``: never a value)."""
+    return cell in MISSING_TOKENS or cell.lower().lstrip("+-") == "nan"
