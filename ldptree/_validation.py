@@ -33,10 +33,47 @@ def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def check_real_dtype(X: Any, name: str) -> None:
+    """Refuse array-likes whose values are not real numbers, before any conversion.
+
+    ``np.asarray(X, dtype=float)`` would quietly drop the imaginary part of complex values and
+    parse strings such as ``"1.5"``; complex values raise a ``ValueError`` (scikit-learn's
+    "Complex data not supported") and strings a ``TypeError``, both naming ``name``. An object
+    array is scanned for strings and complex numbers; other entries are left to the conversion,
+    which names what it cannot convert."""
+    if isinstance(X, str | bytes):
+        raise TypeError(f"{name} must be a numeric array, got a {type(X).__name__}")
+    dtype = getattr(X, "dtype", None)
+    if dtype is None or getattr(dtype, "kind", None) is None:
+        # lists, pandas frames with mixed columns, ...: look at what NumPy makes of them
+        try:
+            dtype = np.asarray(X).dtype
+        except (TypeError, ValueError):
+            return  # ragged or odd input: the conversion reports it
+    kind = np.dtype(dtype).kind
+    if kind == "O":
+        values = np.asarray(X, dtype=object).ravel()
+        if any(isinstance(v, complex | np.complexfloating) for v in values):
+            kind = "c"
+        elif any(isinstance(v, str | bytes) for v in values):
+            kind = "U"
+    if kind == "c":
+        raise ValueError(
+            f"{name} must hold real numbers (bool, int or float): Complex data not supported "
+            "(the imaginary part would be lost)"
+        )
+    if kind in "USV":
+        raise TypeError(
+            f"{name} must hold real numbers (bool, int or float), got strings or bytes "
+            f"(dtype {np.dtype(dtype)}); convert numeric strings explicitly"
+        )
+
+
 def check_matrix(X: Any, name: str, *, allow_empty: bool = False) -> FloatArray:
     """Return ``X`` as a finite ``float64[n, d]`` array or raise naming ``name``."""
     if X is None:
         raise TypeError(f"{name} must be a 2-d array of shape (n_samples, n_features), got None")
+    check_real_dtype(X, name)
     try:
         arr = np.asarray(X, dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -81,6 +118,7 @@ def check_vector(y: Any, name: str, *, n: int) -> FloatArray:
     """Return ``y`` as a finite ``float64[n]`` array or raise naming ``name``."""
     if y is None:
         raise TypeError(f"{name} must be a 1-d numeric array of length {n}, got None")
+    check_real_dtype(y, name)
     try:
         arr = np.asarray(y, dtype=np.float64)
     except (TypeError, ValueError) as err:
@@ -127,9 +165,28 @@ def check_int(value: Any, name: str, *, minimum: int) -> int:
     return out
 
 
+#: Range of a per-holder budget ``epsilon`` (:func:`check_epsilon`).
+EPSILON_MIN = 2.0**-48
+EPSILON_MAX = 1e9
+
+
+def check_epsilon(value: Any, name: str = "epsilon") -> float:
+    """A per-holder budget ``2^-48 <= eps <= 10^9``.
+
+    Below ``2^-48`` the constants a mechanism derives from ``eps`` leave floating point (a
+    Laplace scale ``2 M / eps`` with ``M <= 2^64`` must stay below float32's ``2^128``, and a
+    flip probability must differ from 1/2 in 64-bit arithmetic); far above any meaningful budget
+    (the kit's 64-bit samplers already cap the realised epsilon near 180) the baselines' noise
+    scales underflow to zero. Both limits are far from any useful budget."""
+    out = check_positive(value, name)
+    if not EPSILON_MIN <= out <= EPSILON_MAX:
+        raise ValueError(f"{name} must lie in [2**-48, 1e9], got {out!r}")
+    return out
+
+
 def to_epsilon(value: Any) -> float:
-    """attrs converter for a budget argument named ``epsilon``."""
-    return check_positive(value, "epsilon")
+    """attrs converter for a budget argument named ``epsilon`` (:func:`check_epsilon`)."""
+    return check_epsilon(value, "epsilon")
 
 
 def to_budget_split(value: Any) -> float:
@@ -244,6 +301,17 @@ def as_key(random_state: Any, name: str = "random_state") -> PRNGKey:
         raise ValueError(f"{name} must be a seed in [0, 2**32), got {seed}")
     key: jax.Array = jax.random.key(seed)
     return key
+
+
+def check_key(key: Any, name: str = "key") -> PRNGKey:
+    """An explicit JAX PRNG key (typed, or raw ``uint32[2]`` threefry data), else a
+    ``TypeError`` naming ``name`` (an int seed or ``None`` is refused: the caller must say which
+    randomness it spends)."""
+    if not isinstance(key, jax.Array):
+        raise TypeError(
+            f"{name} must be a JAX PRNG key such as jax.random.key(0), got {type(key).__name__}"
+        )
+    return as_key(key, name)
 
 
 class NotFittedError(_SklearnNotFittedError):

@@ -6,6 +6,7 @@ experiment."""
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -28,12 +29,14 @@ def _demo(args: argparse.Namespace) -> int:
     table = result.table()
     print("\nBest configuration per arm (oracle choice on mean test MSE; paper: 1.19 -> 1.08):\n")
     print(table)
+    print(result.holders_note())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     grid = result.grid_table()
     (out / "figure1.md").write_text(
         f"# LPDT Figure 1, eps = {args.epsilon:g}, {args.reps} repetitions, seed {args.seed}\n\n"
-        f"Best per arm (oracle on mean test MSE):\n\n{table}\n\nEvery configuration:\n\n{grid}\n"
+        f"Best per arm (oracle on mean test MSE):\n\n{table}\n\n{result.holders_note()}\n\n"
+        f"Every configuration:\n\n{grid}\n"
     )
     png = plot_figure1(models, sample, out / "figure1.png")
     print(f"\nwrote {out / 'figure1.md'} (with the full grid) and {png}")
@@ -95,10 +98,12 @@ def _figure1_target(args: argparse.Namespace) -> int:
         f"# LPDT Figure 1, eps = {eps:g}, {reps} repetitions, seed {args.seed}"
         + (" (quick)" if args.quick else "")
         + f"\n\nBest per arm (oracle on mean test MSE):\n\n{result.table()}\n\n"
+        f"{result.holders_note()}\n\n"
         f"Every configuration:\n\n{result.grid_table()}\n"
     )
     png = plot_figure1(models, sample, out / "figure1.png")
     print(result.table())
+    print(result.holders_note())
     print(f"wrote {out / 'figure1.md'} and {png}")
     return 0
 
@@ -153,7 +158,7 @@ def _add_reproduce(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     rep.add_argument(
         "--datasets", nargs="+", default=None, help="manifest names or 'all' (default: all)"
     )
-    rep.add_argument("--epsilons", nargs="+", type=float, default=None, help="privacy budgets")
+    rep.add_argument("--epsilons", nargs="+", type=_budget, default=None, help="privacy budgets")
     rep.add_argument("--reps", type=int, default=None, help="repetitions (default: the target's)")
     rep.add_argument(
         "--methods", nargs="+", default=None, help="lpct-table: method names (default: all)"
@@ -164,7 +169,7 @@ def _add_reproduce(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
         "--quick", action="store_true", help="tiny grids and few reps (CI smoke test, < 2 min)"
     )
     rep.add_argument("--data-dir", default=None, help="data folder (default: $LDPTREE_DATA)")
-    rep.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    rep.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
     rep.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
     rep.set_defaults(func=_reproduce)
     run = sub.add_parser("run", help="run an experiment described in a TOML file")
@@ -175,13 +180,36 @@ def _add_reproduce(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> 
     run.set_defaults(func=_run)
 
 
+def _budget(text: str) -> float:
+    """argparse type of ``--epsilon``/``--epsilons``: a finite number > 0 (``nan`` and ``inf``
+    parse as floats but are no budget)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number > 0, got {text!r}")
+    return value
+
+
+def _seed(text: str) -> int:
+    """argparse type of ``--seed``: an integer in ``[0, 2**32)``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if not 0 <= value < 2**32:
+        raise argparse.ArgumentTypeError(f"must be an integer in [0, 2**32), got {text!r}")
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="ldptree", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="LPDT with vs without public data (paper Figure 1)")
     demo.add_argument("--reps", type=int, default=10, help="repetitions (default 10)")
-    demo.add_argument("--epsilon", type=float, default=8.0, help="privacy budget (default 8)")
-    demo.add_argument("--seed", type=int, default=0, help="base seed (default 0)")
+    demo.add_argument("--epsilon", type=_budget, default=8.0, help="privacy budget (default 8)")
+    demo.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
     demo.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
     demo.set_defaults(func=_demo)
     _add_reproduce(sub)
@@ -199,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     enable_compilation_cache()  # compiled kernels persist across runs and --jobs workers
     try:
         status: int = args.func(args)
-    except (ValueError, NotImplementedError, OSError) as err:
+    except (ValueError, TypeError, NotImplementedError, OSError) as err:
         print(f"ldptree {args.command}: error: {err}", file=sys.stderr)
         return 2
     return status

@@ -54,8 +54,9 @@ import numpy as np
 from scipy import stats
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import check_bounds, check_int, check_real
+from ldptree._validation import check_bounds, check_int, check_key, check_real
 from ldptree.accounting._binomial import binomial_lower, binomial_upper
+from ldptree.accounting._verify import check_label_codes
 from ldptree.protocols import Mechanism
 
 __all__ = ["AuditResult", "audit_ldp"]
@@ -258,6 +259,7 @@ def audit_ldp(
     if not isinstance(mechanism, Mechanism):
         raise TypeError(f"mechanism must implement the Mechanism protocol, got {type(mechanism)}")
     claim = check_real(mechanism.epsilon, "mechanism.epsilon")
+    check_key(key, "key")
     n_cells = check_int(n_cells, "n_cells", minimum=1)
     n_samples = check_int(n_samples, "n_samples", minimum=1)
     conf = check_real(confidence, "confidence")
@@ -270,7 +272,7 @@ def audit_ldp(
     if not 0.0 < frac < 1.0:
         raise ValueError(f"selection_fraction must lie strictly between 0 and 1, got {frac}")
     if labels is not None:
-        label_values = list(labels)
+        label_values: list[Any] = check_label_codes(labels, "labels")
         integer = True
     elif label_bound is not None:
         label_values = list(check_bounds(label_bound, "label_bound"))

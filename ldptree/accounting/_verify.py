@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import functools
 import math
+import numbers
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -71,7 +72,7 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray
-from ldptree._validation import check_bounds, check_int, check_real
+from ldptree._validation import NotApplicableError, check_bounds, check_int, check_key, check_real
 from ldptree.accounting._channels import Channel, Divergences
 from ldptree.accounting._law import (
     AffineLabelMap,
@@ -645,11 +646,35 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
+#: Largest ``n_cells`` :func:`verify_ldp` accepts (its witness is linear in ``n_cells``).
+MAX_VERIFIED_CELLS = 2**24
+
+
+def check_label_codes(labels: Any, name: str) -> list[int]:
+    """``labels`` as a list of integer class codes (a float such as 0.5 or a string is not a code
+    and must not be certified as one), else a ``TypeError`` naming ``name``."""
+    if isinstance(labels, str | bytes):
+        raise TypeError(f"{name} must be a sequence of integer class codes, got a string")
+    try:
+        values = list(labels)
+    except TypeError:
+        raise TypeError(
+            f"{name} must be a sequence of integer class codes, got {type(labels).__name__}"
+        ) from None
+    for value in values:
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(
+                f"{name} must hold integer class codes (ints), got {value!r} of type "
+                f"{type(value).__name__}"
+            )
+    return [int(v) for v in values]
+
+
 def _probe_labels(law: ReportLaw, label_bound: Any, labels: Any) -> tuple[list[Any], bool]:
     """Labels to evaluate and whether they are real: the finite domain, the label levels, or for
     real labels the ends of ``label_bound`` first, then ``INTERIOR_LABELS`` interior points."""
     if law.labels is not None:
-        probes = list(law.labels if labels is None else labels)
+        probes = list(law.labels if labels is None else check_label_codes(labels, "labels"))
         if not probes:
             raise ValueError("labels must contain at least one label")
         return probes, False
@@ -817,6 +842,13 @@ def verify_ldp(
     if not 0.0 <= delta_claimed <= 1.0:
         raise ValueError(f"mechanism.delta must lie in [0, 1], got {delta_claimed}")
     n_cells = check_int(n_cells, "n_cells", minimum=1)
+    if n_cells > MAX_VERIFIED_CELLS:
+        raise NotApplicableError(
+            f"n_cells must be <= 2**24 for verify_ldp (its witness report lists every cell, so "
+            f"the work grows linearly in n_cells), got {n_cells}"
+        )
+    if key is not None:
+        check_key(key, "key")
     tol = check_real(tolerance, "tolerance")
     if tol < 0:
         raise ValueError(f"tolerance must be >= 0, got {tol}")

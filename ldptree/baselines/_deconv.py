@@ -56,6 +56,7 @@ from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
     check_choice,
+    check_epsilon,
     check_features,
     check_int,
     check_open_unit,
@@ -77,6 +78,8 @@ from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
 from ldptree.partitions._partition import Partition
 
 GUARDS = ("public_mean", "none")
+#: Allowed ``bandwidth`` range (on features scaled to ``[0, 1]``).
+BANDWIDTH_RANGE = (1e-6, 1e6)
 
 
 def deconvolution_weights_log(
@@ -231,6 +234,11 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
 
     def _check_read_out(self) -> tuple[float, float, int, int]:
         h = check_positive(self.bandwidth, "bandwidth")
+        if not BANDWIDTH_RANGE[0] <= h <= BANDWIDTH_RANGE[1]:
+            raise ValueError(
+                f"bandwidth must lie in [1e-6, 1e6] (features are scaled to [0, 1], and the "
+                f"kernel's (noise scale / bandwidth)^2 must stay finite), got {h!r}"
+            )
         floor = check_real(self.denominator_floor, "denominator_floor")
         if floor < 0:
             raise ValueError(f"denominator_floor must be >= 0, got {floor}")
@@ -241,7 +249,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DECONVRegressor:
         """Each holder releases its noisy features and label; the curator keeps the releases."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         share = check_open_unit(self.feature_share, "feature_share")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         self._check_read_out()

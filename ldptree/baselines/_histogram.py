@@ -24,8 +24,8 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
+    check_epsilon,
     check_int,
-    check_positive,
     check_real,
     check_vector,
 )
@@ -78,7 +78,7 @@ class _Histogram(BaseEstimator):
             aggregator=self.aggregator,
             simulation=self.simulation,
         )
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         max_cells = check_int(self.max_cells, "max_cells", minimum=1)
         y = self._check_fit_input(X, y)

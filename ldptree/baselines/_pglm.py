@@ -88,7 +88,14 @@ import scipy.linalg
 from scipy import optimize, special
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import as_key, check_choice, check_features, check_int, check_positive
+from ldptree._validation import (
+    as_key,
+    check_choice,
+    check_epsilon,
+    check_features,
+    check_int,
+    check_positive,
+)
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._release import ReleaseCertificate
 from ldptree.accounting._spend import PrivacySpend
@@ -538,7 +545,7 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PGLMClassifier:
         """One Gaussian release per holder, then OLS, scale correction on public X."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         check_choice(self.mode, "mode", _MODES)
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         X_arr, y_raw, Xq, yq = check_fit_data(
@@ -627,9 +634,19 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
         return labels
 
 
+#: The default ``delta = 1 / n_P^2`` needs at least this many holders (``delta <= 0.01``).
+MIN_DEFAULT_DELTA_HOLDERS = 10
+
+
 def _resolve_delta(delta: Any, n: int) -> float:
     if delta is None:
-        return 1.0 / float(n) ** 2 if n > 1 else 0.5
+        if n < MIN_DEFAULT_DELTA_HOLDERS:
+            raise ValueError(
+                f"delta=None means delta = 1 / n_P^2, which is {1.0 / float(n) ** 2:.3g} for "
+                f"n_P = {n} private holders: a delta above 0.01 guarantees next to nothing. "
+                f"With fewer than {MIN_DEFAULT_DELTA_HOLDERS} holders pass delta explicitly"
+            )
+        return 1.0 / float(n) ** 2
     if isinstance(delta, bool) or not isinstance(delta, int | float) or not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be a number in (0, 1) or None (1 / n_P^2), got {delta!r}")
     return float(delta)

@@ -48,6 +48,7 @@ from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
     check_choice,
+    check_epsilon,
     check_features,
     check_int,
     check_positive,
@@ -166,6 +167,10 @@ def psgd_spend(epsilon: float, model: str, mode: str) -> PrivacySpend:
     )
 
 
+#: Most full-batch warm-start steps on the public sample.
+MAX_WARM_START_STEPS = 100_000
+
+
 class PSGDClassifier(ClassifierMixin, BaseEstimator):
     """PSGD-L / PSGD-N (Lowy et al. 2023), binary; see the module docstring for the math.
 
@@ -234,11 +239,16 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PSGDClassifier:
         """Warm start on the public sample, then one interactive pass (module docstring)."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         lr = check_positive(self.lr, "lr")
         model = check_choice(self.model, "model", _MODELS)
         mode = check_choice(self.mode, "mode", _MODES)
         warm_steps = check_int(self.warm_start_steps, "warm_start_steps", minimum=0)
+        if warm_steps > MAX_WARM_START_STEPS:
+            raise ValueError(
+                f"warm_start_steps must be <= {MAX_WARM_START_STEPS} (each is a full pass over "
+                f"the public sample), got {warm_steps}"
+            )
         clip = check_positive(self.clip_norm, "clip_norm")
         X_arr, y_raw, Xq, yq = check_fit_data(
             X, y, X_public, y_public, check_labels=check_class_labels

@@ -31,7 +31,11 @@ def sha256_file(path: Path) -> str:
 def read_checksums(path: Path) -> dict[str, str]:
     """``{file name: lower-case hex digest}`` from a ``sha256sum``-style file."""
     table: dict[str, str] = {}
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text: {err}") from None
+    for number, raw in enumerate(text.splitlines(), start=1):
         line = raw.strip()
         if not line or line.startswith("#"):
             continue

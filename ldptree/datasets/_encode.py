@@ -5,10 +5,13 @@
 * A categorical column with levels ``v_1 < ... < v_m`` (numeric order when every level is a
   number, else string order) becomes ``m`` indicator columns named ``"col=v"``; a missing cell
   becomes its own indicator ``"col=<missing>"`` (so no statistic of any row is needed to encode
-  it). The levels are the file's *schema*: a deployment would publish them in advance.
+  it). These are the levels of the whole file, private rows included: the experiment splits
+  keep only the levels their public rows have (``ldptree.experiments.public_levels``).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -16,13 +19,16 @@ from ldptree._typing import FloatArray
 from ldptree.datasets._table import is_missing
 
 MISSING_LEVEL = "<missing>"
+_INFINITE = frozenset({"inf", "infinity"})
 
 
-def _as_number(cell: str) -> float | None:
+def as_number(cell: str) -> float | None:
+    """The finite number a cell spells, else ``None`` (``inf`` is no value a holder can hold)."""
     try:
-        return float(cell)
+        value = float(cell)
     except ValueError:
         return None
+    return value if math.isfinite(value) else None
 
 
 def parse_numeric(cells: list[str], column: str, source: str) -> FloatArray:
@@ -32,7 +38,12 @@ def parse_numeric(cells: list[str], column: str, source: str) -> FloatArray:
         if is_missing(cell):
             out[i] = np.nan
             continue
-        value = _as_number(cell)
+        value = as_number(cell)
+        if value is None and cell.lower().lstrip("+-") in _INFINITE:
+            raise ValueError(
+                f"{source}: column {column!r}, data row {i + 1} holds {cell!r}; numeric cells "
+                "must be finite (write a missing value as empty or NA)"
+            )
         if value is None:
             raise ValueError(
                 f"{source}: column {column!r}, data row {i + 1} holds the non-numeric value "
@@ -44,7 +55,7 @@ def parse_numeric(cells: list[str], column: str, source: str) -> FloatArray:
 
 
 def _level_order(levels: set[str]) -> list[str]:
-    numbers = {level: _as_number(level) for level in levels}
+    numbers = {level: as_number(level) for level in levels}
     if all(v is not None for v in numbers.values()):
         return sorted(levels, key=lambda level: (numbers[level], level))
     return sorted(levels)

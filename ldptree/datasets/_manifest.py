@@ -100,6 +100,15 @@ def read_manifest(data_dir: str | os.PathLike[str] | None = None) -> dict[str, M
     an unknown task, an unsafe file path, a duplicate name or a dataset without a target.
     """
     path = resolve_data_dir(data_dir) / MANIFEST_FILE
+    try:
+        return _read_manifest(path)
+    except UnicodeDecodeError as err:
+        raise ValueError(f"{path} is not UTF-8 text: {err}") from None
+    except csv.Error as err:
+        raise ValueError(f"{path} is not a readable CSV file: {err}") from None
+
+
+def _read_manifest(path: Path) -> dict[str, ManifestEntry]:
     with path.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
         header = tuple(reader.fieldnames or ())

@@ -11,7 +11,9 @@ statistic of the rows; everything it does is row-wise or schema-level:
   a statistic, and in the protocol statistics may come from public rows only, so imputation is the
   runner's job after splitting (:func:`ldptree.experiments.impute_from_public`: per-column public
   medians). A missing categorical cell is its own one-hot level ``"col=<missing>"``.
-* **categoricals**: the manifest's categorical columns are one-hot encoded (:mod:`._encode`).
+* **categoricals**: the manifest's categorical columns are one-hot encoded (:mod:`._encode`) over
+  every level of the file; a split keeps only the levels of its public rows
+  (:func:`ldptree.experiments.public_levels`), so no level seen only in private rows is used.
 * **checksums**: when the folder has ``CHECKSUMS``, the data file must be listed there and match
   (``verify=None``, the default); ``verify=True`` also requires ``CHECKSUMS`` to exist,
   ``verify=False`` skips the check.
@@ -33,7 +35,7 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree.datasets._checksums import CHECKSUMS_FILE, read_checksums, verify_file
 from ldptree.datasets._download import download_file
-from ldptree.datasets._encode import one_hot, parse_numeric
+from ldptree.datasets._encode import as_number, one_hot, parse_numeric
 from ldptree.datasets._manifest import ManifestEntry, manifest_entry, resolve_data_dir
 from ldptree.datasets._table import is_missing, read_table
 
@@ -108,10 +110,10 @@ def _labels(cells: list[str], entry: ManifestEntry, target: str) -> np.ndarray[A
     source = f"{entry.file}"
     if entry.task == "regression":
         return parse_numeric(cells, target, source)
-    try:
-        return np.asarray([float(c) for c in cells])
-    except ValueError:
-        return np.asarray(cells, dtype=str)
+    numbers = [as_number(c) for c in cells]
+    if all(v is not None for v in numbers):
+        return np.asarray(numbers, dtype=np.float64)
+    return np.asarray(cells, dtype=str)
 
 
 def load_dataset(
@@ -138,6 +140,13 @@ def load_dataset(
             f"{list(entry.targets)}"
         )
     path = folder / entry.file
+    if path.is_symlink() or path.exists():
+        inside = path.resolve().is_relative_to(folder.resolve())
+        if not inside:
+            raise ValueError(
+                f"the file {entry.file!r} of dataset {name!r} resolves to {path.resolve()}, "
+                f"outside the data folder {folder} (a symbolic link); data files must lie inside it"
+            )
     if not path.is_file():
         if not download:
             hint = " (or pass download=True)" if entry.url else ""

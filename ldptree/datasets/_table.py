@@ -11,6 +11,7 @@ import csv
 import gzip
 import io
 from pathlib import Path
+from typing import Any
 
 #: Cell values read as "missing": empty, ``?`` (UCI's convention), and the usual NA spellings.
 MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
@@ -28,7 +29,13 @@ def read_table(path: Path) -> tuple[tuple[str, ...], list[list[str]]]:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise ValueError(f"{path} is not UTF-8 text: {err}") from None
-    reader = csv.reader(io.StringIO(text, newline=""))
+    try:
+        return _parse(path, csv.reader(io.StringIO(text, newline="")))
+    except csv.Error as err:  # e.g. a field longer than csv.field_size_limit()
+        raise ValueError(f"{path} is not a readable CSV file: {err}") from None
+
+
+def _parse(path: Path, reader: Any) -> tuple[tuple[str, ...], list[list[str]]]:
     try:
         header = tuple(cell.strip() for cell in next(reader))
     except StopIteration:
@@ -48,5 +55,6 @@ def read_table(path: Path) -> tuple[tuple[str, ...], list[list[str]]]:
 
 
 def is_missing(cell: str) -> bool:
-    """Whether a (stripped) cell is a missing value."""
-    return cell in MISSING_TOKENS
+    """Whether a (stripped) cell is a missing value: one of :data:`MISSING_TOKENS`, or any
+    spelling that Python reads as a NaN (``nAn``, ``-NaN``: never a value)."""
+    return cell in MISSING_TOKENS or cell.lower().lstrip("+-") == "nan"

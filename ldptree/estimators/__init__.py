@@ -8,6 +8,7 @@ from ldptree.estimators._aggregate import (
     SumAggregator,
     SumState,
 )
+from ldptree.estimators._classes import UnknownClassWarning
 from ldptree.estimators._fits import ESTIMATOR_NEEDS, check_mechanism_fits
 from ldptree.estimators._functional import (
     LeafFit,
@@ -35,6 +36,7 @@ __all__ = [
     "SimulatedSumAggregator",
     "SumAggregator",
     "SumState",
+    "UnknownClassWarning",
     "check_mechanism_fits",
     "holder_summary",
     "lpct_fit",

@@ -30,7 +30,7 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import Tags
 from sklearn.utils.validation import validate_data
 
-from ldptree._validation import NotFittedError, check_vector
+from ldptree._validation import NotFittedError, check_real_dtype, check_vector
 from ldptree.estimators._classes import check_class_labels, encode_labels
 from ldptree.estimators._rows import is_chunk_stream, is_memory_mapped
 from ldptree.preprocessing._warn import warn_if_private_preprocessing
@@ -107,6 +107,7 @@ class BaseEstimator(_SkBaseEstimator):
             raise ValueError(
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
+        check_real_dtype(X, "X")
         validate_data(self, X, reset=True, skip_check_array=is_memory_mapped(X))
         warn_if_private_preprocessing(self)
         y_arr = np.asarray(y)

@@ -11,7 +11,10 @@ present in private data is itself private (a rare class reveals that some holder
   counts are simply noise around 0.
 * A private label outside ``classes_`` is encoded as code ``-1``; the mechanism releases such a
   record as the *null record* (pure noise), so it neither crashes the fit nor reveals itself beyond
-  the eps-LDP report (see :mod:`ldptree.mechanisms._laplace_cell_class`). No warning counts them.
+  the eps-LDP report (see :mod:`ldptree.mechanisms._laplace_cell_class`). A deployment's holders
+  do this locally and tell nobody; a *simulation*, which holds every private label, warns once
+  (:class:`UnknownClassWarning`, no count, no values) when ``y`` has such labels, so that public
+  classes disjoint from the private ones do not pass unnoticed.
 
 Labels may be any hashable discrete values: integers, booleans, strings, integer-valued floats, or
 objects (``classes_`` is sorted when the labels can be ordered, else in order of first appearance
@@ -23,12 +26,18 @@ numeric classes (a dtype-level mistake, not a property of the private values).
 from __future__ import annotations
 
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ldptree._typing import Int32Array
 from ldptree._validation import check_column
+
+
+class UnknownClassWarning(UserWarning):
+    """A simulation's private labels include values outside ``classes_`` (module docstring)."""
+
 
 _NUMERIC = "biuf"
 _TEXT = "US"
@@ -105,7 +114,7 @@ def resolve_classes(classes: Any, y_public: np.ndarray[Any, Any] | None) -> np.n
             raise ValueError(f"classes must list at least two classes, got {resolved.tolist()}")
         if y_public is not None:
             _check_compatible(y_public, resolved, "y_public")
-            unknown = _sorted_unique(y_public[encode_labels(y_public, resolved) < 0])
+            unknown = _sorted_unique(y_public[encode_labels(y_public, resolved, "y_public") < 0])
             if unknown.size:
                 raise ValueError(
                     f"y_public contains labels {unknown.tolist()[:5]} that are not in classes; "
@@ -139,7 +148,23 @@ def _check_compatible(y: np.ndarray[Any, Any], classes: np.ndarray[Any, Any], na
 def encode_labels(
     y: np.ndarray[Any, Any], classes: np.ndarray[Any, Any], name: str = "y"
 ) -> Int32Array:
-    """Class codes ``int32[n]``: the index of each label in ``classes``, ``-1`` if absent."""
+    """Class codes ``int32[n]``: the index of each label in ``classes``, ``-1`` if absent.
+
+    For the private labels (``name="y"``) a code ``-1`` raises one :class:`UnknownClassWarning`
+    (module docstring)."""
+    codes = _encode(y, classes, name)
+    if name == "y" and codes.size and int(codes.min()) < 0:
+        warnings.warn(
+            f"y holds labels that are not among the classes {classes.tolist()[:10]} (from "
+            "y_public/classes); those holders release the null record (pure noise, no label). "
+            "If the public classes are wrong, declare every class with classes=[...]",
+            UnknownClassWarning,
+            stacklevel=3,
+        )
+    return codes
+
+
+def _encode(y: np.ndarray[Any, Any], classes: np.ndarray[Any, Any], name: str) -> Int32Array:
     _check_compatible(y, classes, name)
     same_family = (y.dtype.kind in _NUMERIC and classes.dtype.kind in _NUMERIC) or (
         y.dtype.kind in _TEXT and classes.dtype.kind in _TEXT

@@ -32,6 +32,7 @@ from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import (
     as_key,
     check_choice,
+    check_epsilon,
     check_int,
     check_matrix,
     check_positive,
@@ -136,7 +137,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         """Validate, grow the partition on public data, and (if ``collect``) run the private
         round through ``aggregator``. Returns the partition, the private estimates and the public
         counts ``[L, K]``."""
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         margin = check_real(self.feature_margin, "feature_margin")
         check_choice(self.outside, "outside", _OUTSIDE)
         y = self._check_fit_input(X, y)
@@ -530,7 +531,7 @@ class LPCTPrunedClassifier(_LPCTBase):
     ) -> LPCTPrunedClassifier:
         """Grow a deep partition on public data, collect one report per private row, prune."""
         aggregator = self._components()
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         c = check_positive(self.C, "C")
         rule = check_choice(self.prune_rule, "prune_rule", PRUNE_RULES)
         if X_public is None or y_public is None:

@@ -39,8 +39,8 @@ from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
     check_choice,
+    check_epsilon,
     check_int,
-    check_positive,
     check_real,
 )
 from ldptree.estimators._auto_depth import auto_depth
@@ -238,7 +238,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         aggregator = check_components(
             "LPDTRegressor", rule=self.rule, mechanism=self.mechanism, aggregator=self.aggregator
         )
-        epsilon = check_positive(self.epsilon, "epsilon")
+        epsilon = check_epsilon(self.epsilon, "epsilon")
         auto_ratio = isinstance(self.min_private_ratio, str)
         if auto_ratio and self.min_private_ratio != "auto":
             raise ValueError(

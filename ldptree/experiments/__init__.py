@@ -25,6 +25,7 @@ from ldptree.experiments._splits import (
     Split,
     SyntheticSource,
     impute_from_public,
+    public_levels,
 )
 from ldptree.experiments._summary import Entry, summarize
 from ldptree.experiments._tables import markdown_report, markdown_table, wilcoxon_p
@@ -65,6 +66,7 @@ __all__ += [
     "markdown_report",
     "markdown_table",
     "privatize_losses",
+    "public_levels",
     "read_records",
     "run_experiment",
     "run_lpct_figure4",

@@ -40,12 +40,14 @@ from __future__ import annotations
 
 import functools
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ldptree._typing import FloatArray
+from ldptree._validation import check_epsilon, check_int
 from ldptree.datasets import load_dataset, lpdt_figure1, lpdt_uniform
 from ldptree.experiments._grids import Grid
 from ldptree.experiments._runner import Experiment
@@ -75,8 +77,30 @@ def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
         raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
 
 
-def _source(table: dict[str, Any], index: int, data_dir: Path | None) -> DataSource:
+def _string(value: Any, where: str) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{where} must be a string, got {value!r}")
+    return value
+
+
+def _list(value: Any, where: str, item: Callable[[Any, str], Any]) -> list[Any]:
+    """A TOML array (never a string, which would be iterated letter by letter), item by item."""
+    if not isinstance(value, list):
+        raise TypeError(f"{where} must be an array [...], got {value!r}")
+    return [item(v, f"{where}[{i}]") for i, v in enumerate(value)]
+
+
+def _count(minimum: int) -> Callable[[Any, str], int]:
+    def check(value: Any, where: str) -> int:
+        return check_int(value, where, minimum=minimum)
+
+    return check
+
+
+def _source(table: Any, index: int, data_dir: Path | None) -> DataSource:
     where = f"sources[{index}]"
+    if not isinstance(table, dict):
+        raise TypeError(f"{where} must be a table ([[sources]]), got {table!r}")
     if "dataset" in table:
         _check_keys(table, {"dataset", "ratios", "target"}, where)
         data = load_dataset(table["dataset"], data_dir, target=table.get("target"))
@@ -93,15 +117,17 @@ def _source(table: dict[str, Any], index: int, data_dir: Path | None) -> DataSou
         _check_keys(table, {"synthetic", "name", "d", "sizes"}, where)
         kind = table["synthetic"]
         if kind == "lpdt-uniform":
-            generator: Any = functools.partial(_uniform, d=int(table.get("d", 1)))
+            d = check_int(table.get("d", 1), f"{where}.d", minimum=1)
+            generator: Any = functools.partial(_uniform, d=d)
         elif kind == "lpdt-figure1":
             generator = _figure1
         else:
             raise ValueError(f"{where}.synthetic must be 'lpdt-uniform' or 'lpdt-figure1'")
-        sizes = table.get("sizes", (2000, 6000, 2000))
+        sizes = _list(table.get("sizes", [2000, 6000, 2000]), f"{where}.sizes", _count(1))
         if len(sizes) != 3:
             raise ValueError(f"{where}.sizes must be [public, train, test]")
-        return SyntheticSource(table.get("name", kind), generator, *sizes)
+        name = _string(table.get("name", kind), f"{where}.name")
+        return SyntheticSource(name, generator, *sizes)
     raise ValueError(f"{where} needs one of the keys 'dataset', 'public' or 'synthetic'")
 
 
@@ -113,7 +139,9 @@ def _grid_choice(value: Any, where: str) -> str | Grid:
     raise TypeError(f"{where} must be a preset name or a table of parameter lists")
 
 
-def _tuning(table: dict[str, Any], methods: list[str]) -> Tuning:
+def _tuning(table: Any, methods: list[str]) -> Tuning:
+    if not isinstance(table, dict) or not isinstance(table.get("grids", {}), dict):
+        raise TypeError(f"tuning (and tuning.grids) must be a table, got {table!r}")
     _check_keys(table, _TUNING, "tuning")
     mode = table.get("mode", "oracle")
     grids: dict[str, str | Grid] = {}
@@ -140,27 +168,32 @@ def load_config(path: str | Path, *, quick: bool = False) -> tuple[Experiment, P
     file = Path(path)
     try:
         config = tomllib.loads(file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as err:
-        raise ValueError(f"{file} is not valid TOML: {err}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
+        raise ValueError(f"{file} is not valid TOML (UTF-8): {err}") from None
     _check_keys(config, _TOP, str(file))
     for key in ("sources", "methods"):
         if not config.get(key):
             raise ValueError(f"{file}: '{key}' is required and must not be empty")
     base = file.parent
-    data_dir = base / config["data_dir"] if "data_dir" in config else None
-    methods = list(config["methods"])
-    epsilons = list(config.get("epsilons", [1.0]))
-    reps = int(config.get("reps", 10))
+    where = str(file)
+    data_dir = (
+        base / _string(config["data_dir"], f"{where}: data_dir") if "data_dir" in config else None
+    )
+    methods = _list(config["methods"], f"{where}: methods", _string)
+    epsilons = _list(config.get("epsilons", [1.0]), f"{where}: epsilons", check_epsilon)
+    reps = check_int(config.get("reps", 10), f"{where}: reps", minimum=1)
+    seed = check_int(config.get("seed", 0), f"{where}: seed", minimum=0)
+    sources = _list(config["sources"], f"{where}: sources", lambda v, _: v)
     if quick:
         epsilons, reps = epsilons[:1], min(reps, 2)
     experiment = Experiment(
-        name=str(config.get("name", file.stem)),
-        sources=[_source(s, i, data_dir) for i, s in enumerate(config["sources"])],
+        name=_string(config.get("name", file.stem), f"{where}: name"),
+        sources=[_source(s, i, data_dir) for i, s in enumerate(sources)],
         methods=methods,
         epsilons=epsilons,
         reps=reps,
         tuning=_tuning(config.get("tuning", {}), methods),
-        seed=config.get("seed", 0),
+        seed=seed,
     )
-    out = base / config["out"] if "out" in config else None
+    out = base / _string(config["out"], f"{where}: out") if "out" in config else None
     return experiment, out

@@ -57,6 +57,25 @@ class Figure1Result:
             )
         return "\n".join(lines)
 
+    def holder_epsilon(self) -> dict[str, float]:
+        """Per arm, what one holder of a repetition spent over all the arm's configurations:
+        every configuration is a separate release (independent noise) on the same holders, so
+        on one population the budgets add up (``configurations x epsilon``)."""
+        counts: dict[str, int] = {}
+        for arm, _, _ in self.mse:
+            counts[arm] = counts.get(arm, 0) + 1
+        return {arm: n * self.epsilon for arm, n in sorted(counts.items())}
+
+    def holders_note(self) -> str:
+        """The sentence printed under :meth:`table`: the arms are simulated as separate
+        populations per configuration, with the sum a single population would spend."""
+        sums = ", ".join(f"{eps:g} in arm {arm!r}" for arm, eps in self.holder_epsilon().items())
+        return (
+            f"Each configuration is fitted on the same private holders of a repetition with "
+            f"independent noise, as if it had its own population at eps = {self.epsilon:g}; on "
+            f"one population each holder would spend the sum: {sums}."
+        )
+
     def grid_table(self) -> str:
         """Markdown table of every configuration: mean and median test MSE over repetitions.
 

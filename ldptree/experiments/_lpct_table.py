@@ -81,13 +81,19 @@ def _subset(
     data: Dataset, rows: np.ndarray, name: str, columns: np.ndarray | None = None
 ) -> Dataset:
     cols = np.arange(data.n_features) if columns is None else columns
+    position = {int(c): k for k, c in enumerate(cols)}
+    # the one-hot groups in the kept columns, so that a split keeps only public levels
+    groups = tuple(
+        (source, tuple(position[c] for c in group if c in position))
+        for source, group in data.categorical
+    )
     return attrs.evolve(
         data,
         name=name,
         X=data.X[np.ix_(rows, cols)],
         y=data.y[rows],
         feature_names=tuple(data.feature_names[c] for c in cols),
-        categorical=(),
+        categorical=tuple((source, group) for source, group in groups if group),
     )
 
 

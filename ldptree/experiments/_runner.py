@@ -8,6 +8,10 @@ across runs. Rows are appended to ``<out>/runs.csv`` cell by cell; a re-run skip
 (:mod:`._records`). The runner itself never scales features (the estimators fit the public
 min-max box) and never touches private rows except through the estimators' mechanisms and the
 validation holders' noisy release.
+
+Every cell of a repetition releases from the same private holders (with independent noise), so
+the run simulates a separate population per cell; the report states this and gives each split's
+per-holder epsilon summed over its cells (:mod:`._holders`).
 """
 
 from __future__ import annotations

@@ -12,6 +12,14 @@ A *data source* draws one :class:`Split` per repetition from a NumPy generator:
 :func:`impute_from_public` then fills missing features with *public* column medians, so no
 statistic of private or test rows enters the pipeline. Scaling is not done here: estimators fit
 the min-max box on the public rows themselves.
+
+Categorical features: :func:`~ldptree.datasets.load_dataset` one-hot encodes every level present
+in a file, private rows included. A real-data split keeps only the indicator columns of levels
+that occur in its *public* rows (:func:`public_levels`; the ``"col=<missing>"`` column too), so
+the feature set never reveals a level or a missing value that only private or test rows have:
+such a row has all indicators of that column at 0, as a holder with an unpublished level would
+encode it. The private file of a :class:`GivenPublicSplit` is aligned to the public file's
+columns by name the same way.
 """
 
 from __future__ import annotations
@@ -106,7 +114,8 @@ class RandomSplit:
         order = rng.permutation(self.dataset.n)
         pub, train, test = np.split(order, [n_public, n_public + n_train])
         X, y = self.dataset.X, self.dataset.y
-        return Split(X[pub], y[pub], X[train], y[train], X[test], y[test])
+        split = Split(X[pub], y[pub], X[train], y[train], X[test], y[test])
+        return public_levels(split, self.dataset.categorical)
 
     def describe(self) -> dict[str, Any]:
         return {"split": "random", "dataset": self.name, "ratios": list(self.ratios)}
@@ -123,10 +132,12 @@ class GivenPublicSplit:
 
     def __attrs_post_init__(self) -> None:
         check_open_unit(self.test_fraction, "test_fraction")
-        if self.public.feature_names != self.private.feature_names:
+        numeric = [_numeric_names(d) for d in (self.public, self.private)]
+        sources = [sorted(c for c, _ in d.categorical) for d in (self.public, self.private)]
+        if numeric[0] != numeric[1] or sources[0] != sources[1]:
             raise ValueError(
                 f"public ({self.public.name!r}) and private ({self.private.name!r}) datasets have "
-                "different feature columns; they must share the schema (categorical levels too)"
+                "different feature columns; they must share the numeric and categorical columns"
             )
         if self.public.task != self.private.task:
             raise ValueError("public and private datasets must have the same task")
@@ -140,8 +151,9 @@ class GivenPublicSplit:
         n_test = max(1, int(np.floor(n * self.test_fraction)))
         order = rng.permutation(n)
         test, train = order[:n_test], order[n_test:]
-        X, y = self.private.X, self.private.y
-        return Split(self.public.X, self.public.y, X[train], y[train], X[test], y[test])
+        X, y = _align(self.private, self.public.feature_names), self.private.y
+        split = Split(self.public.X, self.public.y, X[train], y[train], X[test], y[test])
+        return public_levels(split, self.public.categorical)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -178,6 +190,40 @@ class SyntheticSource:
             "generator": callable_label(self.generator),
             "sizes": [self.n_public, self.n_train, self.n_test],
         }
+
+
+def _numeric_names(data: Dataset) -> list[str]:
+    one_hot = {j for _, columns in data.categorical for j in columns}
+    return [name for j, name in enumerate(data.feature_names) if j not in one_hot]
+
+
+def _align(data: Dataset, names: tuple[str, ...]) -> FloatArray:
+    """``data.X`` in the columns ``names`` (by name; a column ``data`` lacks is all 0)."""
+    index = {name: j for j, name in enumerate(data.feature_names)}
+    out = np.zeros((data.n, len(names)))
+    for k, name in enumerate(names):
+        if name in index:
+            out[:, k] = data.X[:, index[name]]
+    return out
+
+
+def public_levels(split: Split, categorical: tuple[tuple[str, tuple[int, ...]], ...]) -> Split:
+    """``split`` without the one-hot columns of levels absent from its public rows.
+
+    ``categorical`` maps each categorical source column to its indicator columns
+    (:attr:`~ldptree.datasets.Dataset.categorical`). A level (or the missing-value indicator)
+    that no public row has is dropped from every part: the feature set is then a function of the
+    public rows only (module docstring)."""
+    if not categorical:
+        return split
+    keep = np.ones(split.X_public.shape[1], dtype=bool)
+    for _, columns in categorical:
+        cols = list(columns)
+        keep[cols] = np.any(split.X_public[:, cols] != 0, axis=0)
+    if keep.all():
+        return split
+    Xq, X, Xt = (A[:, keep] for A in (split.X_public, split.X_train, split.X_test))
+    return Split(Xq, split.y_public, X, split.y_train, Xt, split.y_test)
 
 
 def impute_from_public(split: Split) -> Split:

@@ -55,6 +55,10 @@ def threefry2x32(
 
 def key_words(key: PRNGKey) -> jax.Array:
     """The ``uint32[2]`` threefry key data of ``key`` (``TypeError`` for other PRNG impls)."""
+    if not isinstance(key, jax.Array):
+        raise TypeError(
+            f"key must be a JAX PRNG key such as jax.random.key(0), got {type(key).__name__}"
+        )
     data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
     if data.shape != (2,) or data.dtype != jnp.uint32:
         raise TypeError(

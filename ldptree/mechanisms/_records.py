@@ -24,7 +24,16 @@ def check_records(
 
     Real labels must not be NaN (a NaN survives clipping); class codes must be integers.
     """
-    cells = jnp.asarray(cells)
+    if int(n_cells) < 1:
+        raise ValueError(f"n_cells must be >= 1, got {n_cells}")
+    cells = _concrete_cells(cells, n_cells)
+    if not isinstance(labels, jax.core.Tracer):
+        kind = np.asarray(labels).dtype.kind
+        if kind not in "biuf":
+            raise TypeError(
+                f"labels must be {'integer class codes' if integer_labels else 'real numbers'}, "
+                f"got dtype {np.asarray(labels).dtype}"
+            )
     labels = jnp.asarray(labels) if integer_labels else jnp.asarray(labels, dtype=jnp.float32)
     if cells.ndim != 1 or labels.shape != cells.shape:
         raise ValueError(
@@ -48,6 +57,21 @@ def check_records(
         if lo < 0 or hi >= n_cells:
             raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
     return cells, labels
+
+
+def _concrete_cells(cells: Any, n_cells: int) -> Any:
+    """``cells`` checked in NumPy before JAX sees them: JAX (32-bit by default) would wrap an
+    ``int64`` index such as ``2^32 + 1`` to cell 1. Traced cells pass through unchanged."""
+    if isinstance(cells, jax.core.Tracer):
+        return cells
+    concrete = np.asarray(cells)
+    if concrete.dtype.kind not in "iu":
+        raise TypeError(f"cells must be integer cell indices, got dtype {concrete.dtype}")
+    if concrete.ndim == 1 and concrete.size:
+        lo, hi = int(concrete.min()), int(concrete.max())
+        if lo < 0 or hi >= int(n_cells):
+            raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
+    return jnp.asarray(concrete)
 
 
 def check_first_holder(first_holder: Any, n_holders: int) -> None:

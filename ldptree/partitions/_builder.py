@@ -49,6 +49,10 @@ Proposer = Callable[["Node"], Sequence[tuple[int, float]]]
 NodeMemo = MutableMapping[bytes, tuple[int, Sequence[tuple[int, float]]]]
 
 
+#: Deepest data-free partition (no public rows): ``2^20`` (about a million) cells.
+MAX_DATA_FREE_DEPTH = 20
+
+
 def grow(
     X: FloatArray,
     y: FloatArray | None,
@@ -69,6 +73,12 @@ def grow(
     """
     n, d = X.shape
     data_free = n == 0
+    if data_free and max_depth > MAX_DATA_FREE_DEPTH:
+        raise ValueError(
+            f"max_depth must be <= {MAX_DATA_FREE_DEPTH} without public data: the data-free "
+            f"partition splits every node, so it has 2**max_depth cells; got max_depth="
+            f"{max_depth} (pass public rows, or a smaller depth)"
+        )
     public = _PublicRows(X, y)
     feature: list[int] = [-1]
     threshold: list[float] = [np.nan]

@@ -254,34 +254,34 @@ class Partition:
 
     @classmethod
     def from_json(cls, text: str) -> Partition:
-        """Inverse of :meth:`to_json`; validates the tree before returning it."""
+        """Inverse of :meth:`to_json`; validates every field and the tree before returning it.
+
+        Malformed input raises ``ValueError`` (``TypeError`` when ``text`` is not a string)
+        naming the field at fault: ``n_features`` an integer in ``[1, 2^20]``, ``feature``,
+        ``left`` and ``right`` lists of integers in ``[-1, 2^31)``, ``threshold`` a list of
+        ``float.hex`` strings, ``lower`` and ``upper`` lists of such lists of length
+        ``n_features``. Nesting too deep for the JSON parser is reported as invalid JSON."""
+        if not isinstance(text, str | bytes | bytearray):
+            raise TypeError(f"text must be a JSON string, got {type(text).__name__}")
         try:
             payload = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ValueError(f"text is not valid JSON: {err}") from None
+        except (ValueError, RecursionError) as err:  # JSONDecodeError is a ValueError
+            raise ValueError(f"text is not valid JSON (or nests too deeply): {err}") from None
         if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
             raise ValueError(f"text is not an ldptree partition (expected format {_FORMAT!r})")
-
-        def floats(a: Any) -> FloatArray:
-            return np.asarray(
-                [float.fromhex(v) if isinstance(v, str) else floats(v) for v in a],
-                dtype=np.float64,
+        d = payload.get("n_features")
+        if isinstance(d, bool) or not isinstance(d, int) or not 1 <= d <= _JSON_MAX_FEATURES:
+            raise ValueError(
+                f"partition JSON field 'n_features' must be an integer in [1, 2**20], got {d!r}"
             )
-
-        try:
-            d = int(payload["n_features"])
-            lower = floats(payload["lower"]).reshape(-1, d)
-            upper = floats(payload["upper"]).reshape(-1, d)
-            return cls.from_arrays(
-                feature=payload["feature"],
-                threshold=floats(payload["threshold"]),
-                left=payload["left"],
-                right=payload["right"],
-                lower=lower,
-                upper=upper,
-            )
-        except (KeyError, TypeError) as err:
-            raise ValueError(f"partition JSON is missing or has a malformed field: {err}") from None
+        return cls.from_arrays(
+            feature=_json_ints(payload, "feature"),
+            threshold=_json_hexes(payload, "threshold"),
+            left=_json_ints(payload, "left"),
+            right=_json_ints(payload, "right"),
+            lower=_json_rows(payload, "lower", d),
+            upper=_json_rows(payload, "upper", d),
+        )
 
     def equals(self, other: object) -> bool:
         """Exact structural equality (NaN thresholds at leaves compare equal)."""
@@ -303,6 +303,58 @@ class Partition:
             and all(np.array_equal(a, b) for a, b in pairs)
             and np.array_equal(self.threshold, other.threshold, equal_nan=True)
         )
+
+
+#: Largest ``n_features`` a partition JSON may declare.
+_JSON_MAX_FEATURES = 2**20
+
+
+def _json_list(payload: dict[str, Any], name: str) -> list[Any]:
+    value = payload.get(name)
+    if not isinstance(value, list):
+        raise ValueError(
+            f"partition JSON field {name!r} must be a list, got {type(value).__name__}"
+        )
+    return value
+
+
+def _json_ints(payload: dict[str, Any], name: str) -> Int32Array:
+    """A list of node indices or features: integers in ``[-1, 2^31)``."""
+    values = _json_list(payload, name)
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int) or not -1 <= v < 2**31:
+            raise ValueError(
+                f"partition JSON field {name!r} must hold integers in [-1, 2**31), got {v!r}"
+            )
+    return np.asarray(values, dtype=np.int32)
+
+
+def _hex(value: Any, name: str) -> float:
+    if isinstance(value, str):
+        try:
+            return float.fromhex(value)
+        except (ValueError, OverflowError):
+            pass
+    raise ValueError(
+        f"partition JSON field {name!r} must hold float.hex strings such as '0x1.8p-1', "
+        f"got {value!r}"
+    )
+
+
+def _json_hexes(payload: dict[str, Any], name: str) -> FloatArray:
+    return np.asarray([_hex(v, name) for v in _json_list(payload, name)], dtype=np.float64)
+
+
+def _json_rows(payload: dict[str, Any], name: str, d: int) -> FloatArray:
+    rows = _json_list(payload, name)
+    for row in rows:
+        if not isinstance(row, list) or len(row) != d:
+            raise ValueError(
+                f"partition JSON field {name!r} must be a list of rows of n_features={d} "
+                f"float.hex strings, got a row {str(row)[:60]}"
+            )
+    out = np.asarray([[_hex(v, name) for v in row] for row in rows], dtype=np.float64)
+    return out.reshape(len(rows), d)
 
 
 def _extend(a: Any, pad: int, value: float) -> Any:

@@ -37,8 +37,17 @@ class RangeScaler:
         if margin < 0:
             raise ValueError(f"margin must be >= 0, got {margin}")
         lo, hi = X.min(axis=0), X.max(axis=0)
-        pad = margin * (hi - lo)
-        return cls(lo=lo - pad, hi=hi + pad)
+        with np.errstate(over="ignore", invalid="ignore"):
+            pad = margin * (hi - lo)
+            box_lo, box_hi = lo - pad, hi + pad
+            width = box_hi - box_lo
+        if not (np.all(np.isfinite(width)) and np.all(np.isfinite(pad))):
+            column = int(np.argmin(np.isfinite(width) & np.isfinite(pad)))
+            raise ValueError(
+                f"X_public column {column} spans [{float(lo[column])!r}, {float(hi[column])!r}], "
+                f"whose width (widened by margin={margin}) overflows float64; rescale the features"
+            )
+        return cls(lo=box_lo, hi=box_hi)
 
     @classmethod
     def unit(cls, n_features: int) -> RangeScaler:

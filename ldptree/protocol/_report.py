@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ldptree._validation import check_real_dtype
 from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound, load_published
 
 __all__ = [
@@ -73,6 +74,7 @@ def _random_words(n_words: int) -> np.ndarray[Any, np.dtype[np.uint32]]:
 
 
 def _features(record_x: Any, n_features: int) -> np.ndarray[Any, np.dtype[np.float64]]:
+    check_real_dtype(record_x, "record_x")
     try:
         x = np.asarray(record_x, dtype=np.float64)
     except (TypeError, ValueError):

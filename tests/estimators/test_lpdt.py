@@ -179,7 +179,7 @@ GOOD_Y = np.random.default_rng(4).normal(size=50)
         ((GOOD_X, GOOD_Y), dict(X_public=np.full((5, 2), np.inf)), "X_public contains NaN"),
         ((GOOD_X, GOOD_Y), {}, "label_bound is required"),
         ((GOOD_X, GOOD_Y), dict(X_public=GOOD_X, y_public=np.ones(50)), "y_public is constant"),
-        ((GOOD_X, ["a"] * 50), {}, "y must be a 1-d numeric"),
+        ((GOOD_X, ["a"] * 50), {}, "y must hold real numbers"),
     ],
 )
 def test_bad_data_names_the_argument(fit_args, fit_kwargs, name):
