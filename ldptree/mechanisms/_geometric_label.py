@@ -42,16 +42,14 @@ from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
 from ldptree.mechanisms._variance import CellVariance, indicator_variances, label_sum_variances
 from ldptree.protocols import CellEstimates
 
-__all__ = ["GeometricLabel"]
+__all__ = ["GeometricLabel", "SplitBudget"]
 
 
-class GeometricLabel:
-    """Mixin for a kit mechanism with fields ``epsilon``, ``label_bound`` and ``budget_split``
-    (module docstring): the label's levels, its geometric release ``"code"``, the budget parts,
-    the debiasing of an indicator cell channel and the label-sum variance bound."""
+class SplitBudget:
+    """Mixin for a mechanism with fields ``epsilon`` and ``budget_split``: ``rho eps`` for the
+    cell release, ``(1 - rho) eps`` for the label release."""
 
     epsilon: float
-    label_bound: tuple[float, float]
     budget_split: float
 
     @property
@@ -63,6 +61,14 @@ class GeometricLabel:
     def label_epsilon(self) -> float:
         """Budget claimed for the label report: ``(1 - rho) eps``."""
         return (1.0 - self.budget_split) * self.epsilon
+
+
+class GeometricLabel(SplitBudget):
+    """Mixin for a kit mechanism with fields ``epsilon``, ``label_bound`` and ``budget_split``
+    (module docstring): the label's levels, its geometric release ``"code"``, the budget parts,
+    the debiasing of an indicator cell channel and the label-sum variance bound."""
+
+    label_bound: tuple[float, float]
 
     def labels(self) -> RealLabels:
         return RealLabels(self.label_bound, label_levels(self.label_epsilon))

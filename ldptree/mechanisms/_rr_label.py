@@ -39,6 +39,7 @@ import numpy as np
 
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.mechanisms._channel import MatrixNoise
+from ldptree.mechanisms._geometric_label import SplitBudget
 from ldptree.mechanisms._kit import (
     KitMechanism,
     RealLabels,
@@ -60,7 +61,7 @@ def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | 
 
 
 @attrs.frozen
-class RRLabelMechanism(KitMechanism):
+class RRLabelMechanism(SplitBudget, KitMechanism):
     """Cell bits + one label code through :meth:`label_noise` (module docstring). Subclasses
     implement :meth:`labels`, :attr:`label_noise` and name the label release ``label_name``."""
 
@@ -115,16 +116,6 @@ class RRLabelMechanism(KitMechanism):
         )
 
     # -- constants -------------------------------------------------------------------------------
-    @property
-    def cell_epsilon(self) -> float:
-        """Budget claimed for the cell report: ``rho eps``."""
-        return self.budget_split * self.epsilon
-
-    @property
-    def label_epsilon(self) -> float:
-        """Budget claimed for the label report: ``(1 - rho) eps``."""
-        return (1.0 - self.budget_split) * self.epsilon
-
     @property
     def label_affine(self) -> tuple[float, float]:
         """``(lo', step')``: the released label is ``y~ = lo' + step' code``, unbiased for the

@@ -41,20 +41,16 @@ from typing import Any, NamedTuple
 
 import attrs
 import jax
-import numpy as np
 
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import (
     KitMechanism,
-    RealLabels,
     Release,
     cell_indicator,
-    debias_indicators,
-    label_level,
-    label_levels,
 )
-from ldptree.mechanisms._noise import BitFlip, Geometric
-from ldptree.mechanisms._variance import CellVariance, label_sum_variances
+from ldptree.mechanisms._noise import BitFlip
+from ldptree.mechanisms._variance import CellVariance
 from ldptree.protocols import CellEstimates
 
 
@@ -72,7 +68,7 @@ def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | 
 
 
 @attrs.frozen
-class RRLaplaceMechanism(KitMechanism):
+class RRLaplaceMechanism(GeometricLabel, KitMechanism):
     """Randomized response on the cell one-hot vector + one exact noisy label (module docstring).
 
     Parameters
@@ -100,56 +96,29 @@ class RRLaplaceMechanism(KitMechanism):
         self._checked_releases()  # fail at construction, naming what is wrong
 
     # -- the kit's declarations ----------------------------------------------------------------
-    def labels(self) -> RealLabels:
-        return RealLabels(self.label_bound, label_levels(self.label_epsilon))
-
     @property
     def flips(self) -> BitFlip:
         """The randomized response on each bit (budget ``rho eps / 2``)."""
         return BitFlip(self.cell_epsilon / 2.0, self.precision_bits)
 
-    @property
-    def label_noise(self) -> Geometric:
-        """The label's geometric noise over the whole level span (budget ``(1 - rho) eps``)."""
-        return Geometric(self.label_epsilon, span=self.labels().levels)
-
     def releases(self) -> tuple[Release, ...]:
         labels = self.labels()
         return (
             cell_indicator("bits", self.flips, labels),
-            label_level("code", self.label_noise, labels),
+            self.label_release(),
         )
 
     def budget_parts(self) -> tuple[tuple[str, float], ...]:
         return (
             ("cell (randomized response)", self.cell_epsilon),
-            ("label (geometric)", self.label_epsilon),
+            self.label_budget_part(),
         )
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Unbiased cell counts and label sums from summed statistics (module docstring)."""
-        labels = self.labels()
-        return debias_indicators(
-            self.flips,
-            stats["bits"],
-            n,
-            cross=stats["bits*code"],
-            total=stats["code"],
-            lo=labels.bound[0],
-            step=labels.step,
-        )
+        return self.debias_cells(self.flips, stats, "bits", n)
 
     # -- constants -------------------------------------------------------------------------------
-    @property
-    def cell_epsilon(self) -> float:
-        """Budget claimed for the cell report: ``rho eps``."""
-        return self.budget_split * self.epsilon
-
-    @property
-    def label_epsilon(self) -> float:
-        """Budget claimed for the label report: ``(1 - rho) eps``."""
-        return (1.0 - self.budget_split) * self.epsilon
-
     @property
     def bits(self) -> int:
         """Width of the uniform integers realising the flips (resolves ``precision_bits=None``)."""
@@ -182,17 +151,6 @@ class RRLaplaceMechanism(KitMechanism):
     def label_range(self) -> float:
         return self.label_bound[1] - self.label_bound[0]
 
-    @property
-    def label_step(self) -> float:
-        """Label units per level: ``R / levels``."""
-        return self.labels().step
-
-    @property
-    def label_variance(self) -> float:
-        """Variance of one released label in label units (geometric noise, exact from its
-        counts, plus at most ``step^2 / 4`` of rounding)."""
-        return self.label_step**2 * self.label_noise.variance(0)
-
     def cell_variance(self, n_cells: int) -> CellVariance:
         """Per-holder variance bounds (independent of ``n_cells``).
 
@@ -203,13 +161,4 @@ class RRLaplaceMechanism(KitMechanism):
         and ``M = max(|lo|, |hi|)``; outside cell ``j`` a holder adds only ``v_c (M^2 + v_y)``.
         """
         check_int(n_cells, "n_cells", minimum=1)
-        v_c, v_y = self.count_variance, self.label_variance + self.label_step**2 / 4.0
-        big = max(abs(self.label_bound[0]), abs(self.label_bound[1]))
-        inside, outside = label_sum_variances(v_c, v_c, big, v_y)
-        return CellVariance(
-            count=v_c, label_sum=inside, label_sum_outside=outside, label_variance=v_y
-        )
-
-    def decode_labels(self, code: Any) -> np.ndarray[Any, np.dtype[np.float64]]:
-        """Released labels ``lo + label_step * code`` as float64."""
-        return self.labels().decode(code)
+        return self.indicator_cell_variance(self.flips.offset, self.flips.slope)
