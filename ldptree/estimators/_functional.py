@@ -14,7 +14,7 @@ private rows and public per-cell statistics, composed only of protocol calls:
 
 The estimators' ``fit`` methods read out through the same ``*_leaves`` functions, and their round
 (:func:`~ldptree.estimators._protocol.stream_round`) folds chunks with the same
-:func:`~ldptree.estimators._protocol.fold_chunks`, so both give identical leaves for the same
+:func:`~ldptree.estimators._protocol.fold_keyed`, so both give identical leaves for the same
 noise key.
 
 Every function runs unchanged under ``jax.jit`` and ``jax.vmap``: vectorising over keys,
@@ -49,7 +49,7 @@ from ldptree.estimators._lpct_readout import (
     private_class_counts,
     weighted_eta,
 )
-from ldptree.estimators._protocol import fold_chunks
+from ldptree.estimators._protocol import fold_keyed
 from ldptree.estimators._prune import PRUNE_RULES, PruneResult, node_stats, prune
 from ldptree.estimators._readout import ratio_with_fallback, shrunk_ratio
 from ldptree.partitions._partition import Partition
@@ -106,7 +106,8 @@ def private_round(
             f"X_scaled and labels must have the same number of rows, got {X_scaled.shape[0]} "
             f"and {labels.shape[0]}"
         )
-    return fold_chunks(partition, mechanism, [(X_scaled, labels)], key=key, chunk_size=chunk)
+    bound, state = fold_keyed(partition, mechanism, [(X_scaled, labels)], key=key, chunk_size=chunk)
+    return bound.finalize(state)
 
 
 def lpdt_leaves(

@@ -238,28 +238,6 @@ def fold_round(
     )
 
 
-def fold_chunks(
-    partition: Partition,
-    mechanism: Mechanism[ReportT, StatsT],
-    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]],
-    *,
-    key: PRNGKey,
-    chunk_size: int,
-    aggregator: AggregatorFactory = SumAggregator,
-) -> CellEstimates:
-    """The per-holder round with the release's noise key already derived: route each chunk,
-    summarise its holders' reports, fold them into the aggregator, finalize.
-
-    Pure given its inputs, so with the default aggregator it also runs under
-    ``jax.jit``/``jax.vmap`` with traced keys, chunks and partition (the loop is over chunks,
-    whose shapes are static).
-    """
-    bound, state = fold_keyed(
-        partition, mechanism, chunks, key=key, chunk_size=chunk_size, aggregator=aggregator
-    )
-    return bound.finalize(state)
-
-
 def fold_keyed(
     partition: Partition,
     mechanism: Mechanism[ReportT, StatsT],
@@ -269,7 +247,12 @@ def fold_keyed(
     chunk_size: int,
     aggregator: AggregatorFactory = SumAggregator,
 ) -> tuple[Aggregator[Any], Any]:
-    """:func:`fold_round` with the noise key already derived (no release digest folded in)."""
+    """:func:`fold_round` with the noise key already derived (no release digest folded in): route
+    each chunk, summarise its holders' reports, fold them into the aggregator.
+
+    Pure given its inputs, so with the default aggregator it also runs under
+    ``jax.jit``/``jax.vmap`` with traced keys, chunks and partition (the loop is over chunks,
+    whose shapes are static)."""
     n_cells = partition.n_leaves
     bound = aggregator(mechanism, n_cells)
     state = bound.init()
