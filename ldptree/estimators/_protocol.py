@@ -17,6 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ldptree._jax_cache import default_compilation_cache
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import (
     check_choice,
@@ -28,6 +29,7 @@ from ldptree._validation import (
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
+from ldptree.estimators._pipeline import map_chunks
 from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
@@ -40,7 +42,10 @@ def check_fit_data(
     """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``.
 
     ``check_labels(y, name, n=rows)`` validates both label vectors (real labels by default).
+    Called first by every ``fit``, it also turns on the persistent compilation cache
+    (:func:`~ldptree._jax_cache.default_compilation_cache`; ``LDPTREE_JAX_CACHE=off`` opts out).
     """
+    default_compilation_cache()
     X_arr = check_matrix(X, "X")
     y_arr = check_labels(y, "y", n=X_arr.shape[0])
     return (X_arr, y_arr, *check_public_data(X_public, y_public, X_arr.shape[1], check_labels))
@@ -52,6 +57,7 @@ def check_fit_rows(
     """As :func:`check_fit_data`, but the private sample is read chunk by chunk
     (:class:`~ldptree.estimators._rows.PrivateRows`: arrays, memory maps or an iterable of
     ``(X_chunk, y_chunk)`` pairs with ``y=None``), never copied as a whole."""
+    default_compilation_cache()
     rows = private_rows(X, y, check_labels=check_labels)
     return (rows, *check_public_data(X_public, y_public, rows.n_features, check_labels))
 
@@ -196,14 +202,16 @@ def stream_round(
         summary = mechanism.simulate_summary(key, all_cells, labels, n_cells)
         return mechanism.debias(summary, all_cells.shape[0])
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
-    state = aggregator.init()
-    start = 0
-    for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
+
+    def chunk_summary(X_chunk: FloatArray, y_chunk: np.ndarray[Any, Any], first: int) -> SumState:
         cells = partition.cells(X_chunk)
-        state = aggregator.merge(
-            state, holder_summary(mechanism, key, cells, y_chunk, n_cells, first_holder=start)
-        )
-        start += X_chunk.shape[0]
+        return holder_summary(mechanism, key, cells, y_chunk, n_cells, first_holder=first)
+
+    # chunks are summarised concurrently (reading overlaps the kernels; one chunk per host device
+    # at a time) and merged in order: the same exact sums as a plain loop (``_pipeline``)
+    state = aggregator.init()
+    for part in map_chunks(chunk_summary, split_chunks(chunks, chunk_size)):
+        state = aggregator.merge(state, part)
     return aggregator.finalize(state)
 
 
