@@ -195,9 +195,11 @@ def stream_round(
             )
         cells_parts: list[np.ndarray[Any, Any]] = []
         label_parts: list[np.ndarray[Any, Any]] = []
-        for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
-            cells_parts.append(np.asarray(partition.cells(X_chunk)))
-            label_parts.append(np.asarray(y_chunk))
+        # routed in large batches (one compiled call each): this simulation holds every row's
+        # cell and label anyway, and a row's cell does not depend on the batch it is routed in
+        for X_batch, y_batch in rebatch(chunks, AGGREGATE_ROUTING_ROWS):
+            cells_parts.append(np.asarray(partition.cells(X_batch)))
+            label_parts.append(np.asarray(y_batch))
         all_cells, labels = np.concatenate(cells_parts), np.concatenate(label_parts)
         summary = mechanism.simulate_summary(key, all_cells, labels, n_cells)
         return mechanism.debias(summary, all_cells.shape[0])
@@ -213,6 +215,37 @@ def stream_round(
     for part in map_chunks(chunk_summary, split_chunks(chunks, chunk_size)):
         state = aggregator.merge(state, part)
     return aggregator.finalize(state)
+
+
+#: Rows routed per call by the aggregate simulation (a power of two: one compiled shape).
+AGGREGATE_ROUTING_ROWS = 1 << 18
+
+
+def rebatch(
+    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]], size: int
+) -> Iterator[tuple[FloatArray, np.ndarray[Any, Any]]]:
+    """The rows of ``chunks``, in order, regrouped into batches of exactly ``size`` rows (the
+    last one shorter, none empty)."""
+    X_parts: list[Any] = []
+    y_parts: list[Any] = []
+    held = 0
+    for X_chunk, y_chunk in chunks:
+        X_parts.append(np.asarray(X_chunk))
+        y_parts.append(np.asarray(y_chunk))
+        held += X_parts[-1].shape[0]
+        if held < size:
+            continue
+        X_all, y_all = _joined(X_parts), _joined(y_parts)
+        full = held - held % size
+        for s in range(0, full, size):
+            yield X_all[s : s + size], y_all[s : s + size]
+        X_parts, y_parts, held = [X_all[full:]], [y_all[full:]], held - full
+    if held:
+        yield _joined(X_parts), _joined(y_parts)
+
+
+def _joined(parts: list[Any]) -> Any:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def split_chunks(
