@@ -47,7 +47,8 @@ def enable_compilation_cache(
 ) -> Path | None:
     """Turn on JAX's persistent compilation cache (module docstring); returns the folder in use.
 
-    Call it before the first JAX computation of the process. ``path`` overrides the default
+    Best called before the first JAX computation of the process (what was compiled before is
+    not cached); the first call wins for the process. ``path`` overrides the default
     folder (``$LDPTREE_JAX_CACHE``, else ``~/.cache/ldptree/jax``). Returns the user's own JAX
     cache folder untouched when one is configured, and ``None`` (doing nothing) when
     ``LDPTREE_JAX_CACHE=off`` or the folder cannot be created (a read-only home only loses the
