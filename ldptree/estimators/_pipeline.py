@@ -30,8 +30,14 @@ Work = Callable[[Any, Any, int], Result]
 
 
 def round_devices() -> list[Any]:
-    """The devices chunks are spread over: the default backend's local devices."""
-    return list(jax.local_devices())
+    """The devices chunks are spread over: the default backend's local devices, or only the
+    device (or platform) the caller chose with ``jax.default_device``."""
+    chosen = getattr(jax.config, "jax_default_device", None)  # the calling thread's choice
+    if chosen is None:
+        return list(jax.local_devices())
+    if isinstance(chosen, str):
+        return list(jax.local_devices(backend=chosen))
+    return [chosen]
 
 
 def map_chunks(work: Work[Result], pieces: Iterable[Piece]) -> Iterator[Result]:
@@ -48,9 +54,12 @@ def map_chunks(work: Work[Result], pieces: Iterable[Piece]) -> Iterator[Result]:
         return
     devices = round_devices()
     workers = max(2, len(devices))
+    # JAX's context settings are per thread: the worker gets the caller's 64-bit mode (routing
+    # compares in JAX's default float type) and its device
+    x64 = bool(getattr(jax.config, "jax_enable_x64", False))  # untyped option
 
     def run(device: Any, X_chunk: Any, y_chunk: Any, first: int) -> Result:
-        with jax.default_device(device):
+        with jax.default_device(device), jax.enable_x64(x64):
             return work(X_chunk, y_chunk, first)
 
     with ThreadPoolExecutor(workers, thread_name_prefix="ldptree-round") as pool:

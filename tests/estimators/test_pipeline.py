@@ -8,6 +8,7 @@ import sys
 import threading
 from typing import Any
 
+import jax
 import numpy as np
 import pytest
 
@@ -59,6 +60,20 @@ def test_an_error_in_a_chunk_or_in_reading_stops_the_round() -> None:
 
     with pytest.raises(ValueError, match="reading failed"):
         list(map_chunks(lambda X, y, first: first, reading()))
+
+
+def test_workers_get_the_callers_64_bit_mode_and_chosen_device() -> None:
+    """JAX context settings are per thread; the round's workers must not drop the caller's."""
+
+    def work(X: Any, y: Any, first: int) -> tuple[bool, Any]:
+        return bool(jax.config.jax_enable_x64), jax.config.jax_default_device
+
+    with jax.enable_x64(True):
+        assert all(x64 for x64, _ in map_chunks(work, _pieces([2, 2, 2])))
+    assert not any(x64 for x64, _ in map_chunks(work, _pieces([2, 2, 2])))
+    device = jax.local_devices()[-1]
+    with jax.default_device(device):
+        assert [d for _, d in map_chunks(work, _pieces([2, 2, 2]))] == [device] * 3
 
 
 _FIT = """

@@ -3,6 +3,8 @@ the aggregate simulation does not depend on how the rows were chunked."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -17,7 +19,7 @@ def test_rebatch_gives_the_same_rows_in_batches_of_exactly_size(size: int) -> No
     X = rng.normal(size=(sum(lengths), 2))
     y = np.arange(sum(lengths))
     starts = np.concatenate([[0], np.cumsum(lengths)])
-    chunks = [(X[a:b], y[a:b]) for a, b in zip(starts[:-1], starts[1:], strict=True)]
+    chunks = [(X[a:b], y[a:b]) for a, b in itertools.pairwise(starts)]
     batches = list(rebatch(chunks, size))
     assert [b[0].shape[0] for b in batches[:-1]] == [size] * (len(batches) - 1)
     assert 0 < batches[-1][0].shape[0] <= size
