@@ -3,8 +3,9 @@
 Writes ``X`` (``float32[n, d]``, uniform on ``[0, 1]^d``) and ``y = sin(16 x_1) + N(0, 1)``
 (float32) as ``.npy`` files into a temporary folder (``--tmp``, default the system's), then fits
 ``LPDTRegressor(epsilon=4, max_depth=depth)`` on ``np.load(path, mmap_mode="r")`` with 2,000
-public rows (after ``ldptree.use_host_cores()`` with ``--cores``), once per fresh process, baseline (a git revision, unpacked with ``git archive``)
-and then the working tree. Each process prints its wall time, CPU time, peak resident memory
+public rows (after ``ldptree.use_host_cores()`` with ``--cores``), once per fresh process,
+baseline (a git revision, unpacked with ``git archive``) and then the working tree. Each process
+prints its wall time, CPU time, peak resident memory
 (``VmHWM`` of ``/proc/self/status``: anonymous memory plus the resident pages of the memory maps
 and libraries; ``ru_maxrss`` is not used, as Linux carries the parent's peak into it across the
 exec) and a digest of the estimates, so the table shows that both revisions computed the same
