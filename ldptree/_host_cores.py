@@ -1,17 +1,18 @@
-"""Every CPU core for the per-holder round: one JAX host device per core.
+"""More JAX host devices for the per-holder round: one CPU device per core.
 
-XLA runs each compiled program on one CPU device, and a device runs one program at a time, so the
-per-holder kernel (random words, flips, exact sums) uses one core however many the machine has.
-JAX can present the host as several CPU devices (``jax_num_cpu_devices``); the per-holder round
-then sends consecutive chunks of holders to the devices in turn (one thread per device), so the
-kernels of different chunks run on different cores. Holder ``h``'s randomness depends only on the
-key and ``h``, and the summaries are exact integer sums, so the result is bit for bit the same
-with any number of devices.
+XLA runs a compiled program on one device, spreading parts of it over that device's threads, and
+the round's worker threads overlap reading with the kernels. JAX can also present the host as
+several CPU devices (``jax_num_cpu_devices``); the per-holder round then sends consecutive chunks
+of holders to the devices in turn (one thread per device), so whole kernels of different chunks
+run side by side. Holder ``h``'s randomness depends only on the key and ``h``, and the summaries
+are exact integer sums, so the result is bit for bit the same with any number of devices. Whether
+it is faster depends on the machine: on a loaded 2-core machine it was not (the performance
+notes have the measurements), so it is opt-in.
 
 The device count is fixed when JAX starts its CPU backend (at the first JAX operation of the
-process) and cannot change afterwards; :func:`use_host_cores` must therefore run first, like
-:func:`~ldptree.enable_compilation_cache`. It is an explicit call (the CLI makes it) because it
-changes what ``jax.devices()`` returns for the whole process. ``LDPTREE_CPU_DEVICES=N`` picks the
+process) and cannot change afterwards; :func:`use_host_cores` must therefore run before any JAX
+work. It is an explicit call, never made by ``fit``, because it changes what ``jax.devices()``
+returns for the whole process. ``LDPTREE_CPU_DEVICES=N`` picks the
 count, ``LDPTREE_CPU_DEVICES=off`` (or ``0``, ``1``) leaves JAX's default of one device.
 """
 
