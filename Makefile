@@ -40,8 +40,10 @@ $(DOCS_STAMP): $(STAMP)
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
+# The scale table (fresh processes, interleaved repeats, cold/cached/warm, CPU, peak RSS; n up to
+# 10^8, about 2 GB of data files in the temporary folder). Run it on an otherwise idle machine.
 bench: $(STAMP)
-	$(BIN)/python benchmarks/bench_lpdt.py
+	$(BIN)/python benchmarks/bench_scale.py
 
 # Opt-in: installs the authors' reference package (pulls numba, scikit-learn) into .venv; it is
 # never a dependency of ldptree. `make clean` removes it with the venv.

@@ -2,8 +2,8 @@
 
 ``export(rev, folder)`` unpacks ``git archive rev`` (no worktree to clean up);
 ``run_json_child(tree, code, *args)`` runs ``code`` in a fresh interpreter that imports ldptree
-from ``tree`` (JAX's persistent cache off, so every process compiles) and returns the JSON object
-the child prints last.
+from ``tree`` (JAX's persistent cache off unless asked, so every process compiles) and returns the
+JSON object the child prints last.
 """
 
 from __future__ import annotations
@@ -29,9 +29,10 @@ def export(rev: str, folder: Path) -> Path:
     return folder / "src"
 
 
-def run_json_child(tree: Path, code: str, *args: object) -> dict[str, Any]:
-    """The last stdout line of ``python -c code args...`` run against ``tree``, parsed as JSON."""
-    env = dict(os.environ, PYTHONPATH=str(tree), LDPTREE_JAX_CACHE="off")
+def run_json_child(tree: Path, code: str, *args: object, cache: str = "off") -> dict[str, Any]:
+    """The last stdout line of ``python -c code args...`` run against ``tree``, parsed as JSON;
+    ``cache`` is the child's ``LDPTREE_JAX_CACHE`` (off by default, or a cache folder)."""
+    env = dict(os.environ, PYTHONPATH=str(tree), LDPTREE_JAX_CACHE=cache)
     out = subprocess.run(
         [sys.executable, "-c", code, *(str(a) for a in args)],
         cwd=tree,

@@ -3,8 +3,9 @@
 Writes ``X`` (``float32[n, d]``, uniform on ``[0, 1]^d``) and ``y = sin(16 x_1) + N(0, 1)``
 (float32) as ``.npy`` files into a temporary folder (``--tmp``, default the system's), then fits
 ``LPDTRegressor(epsilon=4, max_depth=depth)`` on ``np.load(path, mmap_mode="r")`` with 2,000
-public rows, once per fresh process, baseline (a git revision, unpacked with ``git archive``)
-and then the working tree. Each process prints its wall time, CPU time, peak resident memory
+public rows (after ``ldptree.use_host_cores()`` with ``--cores``), once per fresh process,
+baseline (a git revision, unpacked with ``git archive``) and then the working tree. Each process
+prints its wall time, CPU time, peak resident memory
 (``VmHWM`` of ``/proc/self/status``: anonymous memory plus the resident pages of the memory maps
 and libraries; ``ru_maxrss`` is not used, as Linux carries the parent's peak into it across the
 exec) and a digest of the estimates, so the table shows that both revisions computed the same
@@ -29,6 +30,9 @@ import numpy as np
 from ldptree import LPDTRegressor
 
 folder, depth = sys.argv[1], int(sys.argv[2])
+import ldptree
+if sys.argv[3] == "cores" and hasattr(ldptree, "use_host_cores"):  # absent before this option
+    ldptree.use_host_cores()
 X = np.load(f"{folder}/X.npy", mmap_mode="r")
 y = np.load(f"{folder}/y.npy", mmap_mode="r")
 rng = np.random.default_rng(1)
@@ -60,8 +64,8 @@ def write_data(folder: Path, n: int, d: int, chunk: int = 1 << 20) -> None:
     del X, y
 
 
-def run(tree: Path, folder: Path, depth: int) -> dict[str, object]:
-    return run_json_child(tree, CHILD, folder, depth)
+def run(tree: Path, folder: Path, depth: int, cores: bool) -> dict[str, object]:
+    return run_json_child(tree, CHILD, folder, depth, "cores" if cores else "one")
 
 
 def main() -> None:
@@ -71,6 +75,9 @@ def main() -> None:
     parser.add_argument("--d", type=int, default=4)
     parser.add_argument("--depth", type=int, default=6)
     parser.add_argument("--tmp", default=None, help="folder for the data files")
+    parser.add_argument(
+        "--cores", action="store_true", help="call ldptree.use_host_cores() first (where it exists)"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         folder = Path(tmp)
@@ -79,9 +86,9 @@ def main() -> None:
         if args.baseline:
             trees = {"baseline": export(args.baseline, folder), "current": ROOT}
         load_before = os.getloadavg()[0]
-        results = {name: run(tree, folder, args.depth) for name, tree in trees.items()}
+        results = {name: run(tree, folder, args.depth, args.cores) for name, tree in trees.items()}
         load_after = os.getloadavg()[0]
-    print(f"n={args.n} d={args.d} depth={args.depth} baseline={args.baseline}")
+    print(f"n={args.n} d={args.d} depth={args.depth} baseline={args.baseline} cores={args.cores}")
     print(f"load average {load_before:.2f} -> {load_after:.2f}")
     print("| revision | fit wall s | fit CPU s | peak RSS MiB | estimates digest |")
     print("|---|---:|---:|---:|---|")

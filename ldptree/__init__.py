@@ -32,6 +32,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ldptree._host_cores import use_host_cores
 from ldptree._jax_cache import enable_compilation_cache
 from ldptree._validation import NotApplicableError, NotFittedError
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
@@ -93,4 +94,5 @@ __all__ = [
     "Partitioner",
     "__version__",
     "enable_compilation_cache",
+    "use_host_cores",
 ]

@@ -12,17 +12,12 @@ without ``XDG_CACHE_HOME``). ``LDPTREE_JAX_CACHE=off`` (or ``0``, ``none``, ``fa
 turns it off everywhere. A cache the user configured for JAX directly (``JAX_COMPILATION_CACHE_DIR``
 in the environment, or ``jax.config``'s ``jax_compilation_cache_dir``) is never overridden.
 
-Who turns it on: the CLI, always (unless switched off); library users, by calling
-:func:`enable_compilation_cache` (exported as ``ldptree.enable_compilation_cache``) once at the top
-of a script. It is an explicit call rather than something the first ``fit`` does, because
-
-* JAX decides once per process, at its first compilation, whether to use a cache: a user who has
-  already run any JAX code (drawing a ``jax.random.key`` compiles) would silently get no cache
-  from a switch flipped inside ``fit``, and the behaviour would depend on call order;
-* the cache is process-global JAX configuration and writes to the user's home folder; a library
-  should not change either as a side effect of fitting a model (nor of being imported).
-
-One call before any JAX work gives library users the CLI's cold-start savings.
+Who turns it on: the CLI, and every estimator's ``fit`` (:func:`default_compilation_cache`, which
+runs :func:`enable_compilation_cache` with the defaults), unless switched off; a script may also
+call :func:`enable_compilation_cache` (exported as ``ldptree.enable_compilation_cache``) itself,
+e.g. to pick a folder. JAX decides at its first compilation whether a process uses a cache; when
+the cache is turned on after that (the user ran JAX code before the first fit), JAX's cache state
+is reset so that every later compilation uses it (programs compiled before are simply not cached).
 """
 
 from __future__ import annotations
@@ -52,7 +47,8 @@ def enable_compilation_cache(
 ) -> Path | None:
     """Turn on JAX's persistent compilation cache (module docstring); returns the folder in use.
 
-    Call it before the first JAX computation of the process. ``path`` overrides the default
+    Best called before the first JAX computation of the process (what was compiled before is
+    not cached); the first call wins for the process. ``path`` overrides the default
     folder (``$LDPTREE_JAX_CACHE``, else ``~/.cache/ldptree/jax``). Returns the user's own JAX
     cache folder untouched when one is configured, and ``None`` (doing nothing) when
     ``LDPTREE_JAX_CACHE=off`` or the folder cannot be created (a read-only home only loses the
@@ -87,4 +83,27 @@ def enable_compilation_cache(
     update("jax_compilation_cache_dir", str(folder))
     update("jax_persistent_cache_min_compile_time_secs", 0.0)
     update("jax_persistent_cache_min_entry_size_bytes", 0)
+    _recheck_cache()
     return folder
+
+
+def default_compilation_cache() -> Path | None:
+    """What ``fit`` calls first: :func:`enable_compilation_cache` with the defaults (the folder
+    from ``$LDPTREE_JAX_CACHE``/``~/.cache/ldptree/jax``, ``LDPTREE_JAX_CACHE=off`` to opt out).
+    Cheap when already on: the configured folder is returned at once."""
+    return enable_compilation_cache()
+
+
+def _recheck_cache() -> None:
+    """Let JAX look for the cache again if it decided, at an earlier compilation, that there was
+    none (JAX keeps that decision per process; its ``reset_cache`` clears it). Nothing happens
+    when that JAX internal is missing: the cache then starts with the next process."""
+    try:
+        from jax._src import compilation_cache
+    except ImportError:  # pragma: no cover - a JAX without this module
+        return
+    checked = getattr(compilation_cache, "_cache_checked", False)
+    used = getattr(compilation_cache, "_cache_used", True)
+    reset = getattr(compilation_cache, "reset_cache", None)
+    if checked and not used and callable(reset):
+        reset()

@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import ldptree
 from ldptree._jax_cache import ENV_VAR, cache_dir, enable_compilation_cache
 
@@ -74,3 +76,31 @@ def test_predictions_are_identical_with_the_cache_cold_warm_and_off(tmp_path):
     explicit = _run({}, tmp_path, str(tmp_path / "chosen"))
     assert explicit[0] == str(tmp_path / "chosen") and any((tmp_path / "chosen").iterdir())
     assert cold[1] == warm[1] == off[1] == default[1] == explicit[1]
+
+
+_FIT_ONLY = """
+import sys
+import jax, numpy as np
+if sys.argv[1] == "jax-first":  # the user's own JAX work compiles before the first fit
+    jax.numpy.arange(5).sum().block_until_ready()
+from ldptree import LPDTRegressor
+rng = np.random.default_rng(0)
+X = rng.uniform(size=(500, 2))
+LPDTRegressor(epsilon=2.0, max_depth=2, random_state=0).fit(
+    X, X[:, 0], X_public=X[:50], y_public=X[:50, 0]
+)
+"""
+
+
+@pytest.mark.parametrize("order", ["fit-first", "jax-first"])
+def test_fit_turns_the_cache_on_by_default_and_off_switch_wins(tmp_path: Path, order: str) -> None:
+    """Without any call, a fit fills the default folder (also after the user's own JAX work);
+    with ``LDPTREE_JAX_CACHE=off`` nothing is written."""
+    base = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    subprocess.run([sys.executable, "-c", _FIT_ONLY, order], env=base, check=True)
+    default = tmp_path / ".cache" / "ldptree" / "jax"
+    assert default.is_dir() and any(default.iterdir())
+    off_home = tmp_path / "off"
+    off = {**base, "HOME": str(off_home), ENV_VAR: "off"}
+    subprocess.run([sys.executable, "-c", _FIT_ONLY, order], env=off, check=True)
+    assert not (off_home / ".cache").exists()

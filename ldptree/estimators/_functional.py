@@ -106,7 +106,9 @@ def private_round(
             f"X_scaled and labels must have the same number of rows, got {X_scaled.shape[0]} "
             f"and {labels.shape[0]}"
         )
-    bound, state = fold_keyed(partition, mechanism, [(X_scaled, labels)], key=key, chunk_size=chunk)
+    bound, state = fold_keyed(
+        partition, mechanism, [(X_scaled, labels)], key=key, chunk_size=chunk, concurrent=False
+    )
     return bound.finalize(state)
 
 

@@ -59,6 +59,7 @@ from ldptree.estimators._lpct_readout import (
     simplex_projection,
 )
 from ldptree.estimators._protocol import (
+    AGGREGATE_ROUTING_ROWS,
     budget_ledger,
     check_fit_rows,
     fit_scaler,
@@ -194,7 +195,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             ledger = ledger.record(charge.entry, charge.spend)
         estimates = None
         if collect:
-            chunk = self._chunk(mechanism, n_cells)
+            chunk = self._chunk(mechanism, n_cells, self.simulation == "aggregate")
             chunks = (
                 (scaler.transform(Xc), encode_labels(yc, classes, "y"))
                 for Xc, yc in rows.chunks(chunk)
@@ -221,9 +222,11 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.privacy_certificate_ = certificate
         return partition, estimates, public
 
-    def _chunk(self, mechanism: Mechanism, n_cells: int) -> int:
+    def _chunk(self, mechanism: Mechanism, n_cells: int, aggregate: bool = False) -> int:
         if self.chunk_size is not None:
             return check_int(self.chunk_size, "chunk_size", minimum=1)
+        if aggregate:  # no reports are drawn per chunk: rows are only read, checked and routed
+            return AGGREGATE_ROUTING_ROWS
         width = getattr(mechanism, "report_width", None)
         per_holder = int(width(n_cells)) if callable(width) else 2 * n_cells
         return max(1024, _CHUNK_NUMBERS // max(per_holder, 1) // 1024 * 1024)

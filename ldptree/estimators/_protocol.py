@@ -17,6 +17,7 @@ from typing import Any
 import jax
 import numpy as np
 
+from ldptree._jax_cache import default_compilation_cache
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import (
     check_choice,
@@ -33,6 +34,7 @@ from ldptree.estimators._aggregate import (
     SumState,
     to_host,
 )
+from ldptree.estimators._pipeline import map_chunks
 from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
@@ -53,7 +55,10 @@ def check_fit_data(
     """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``.
 
     ``check_labels(y, name, n=rows)`` validates both label vectors (real labels by default).
+    Called first by every ``fit``, it also turns on the persistent compilation cache
+    (:func:`~ldptree._jax_cache.default_compilation_cache`; ``LDPTREE_JAX_CACHE=off`` opts out).
     """
+    default_compilation_cache()
     X_arr = check_matrix(X, "X")
     y_arr = check_labels(y, "y", n=X_arr.shape[0])
     return (X_arr, y_arr, *check_public_data(X_public, y_public, X_arr.shape[1], check_labels))
@@ -65,6 +70,7 @@ def check_fit_rows(
     """As :func:`check_fit_data`, but the private sample is read chunk by chunk
     (:class:`~ldptree.estimators._rows.PrivateRows`: arrays, memory maps or an iterable of
     ``(X_chunk, y_chunk)`` pairs with ``y=None``), never copied as a whole."""
+    default_compilation_cache()
     rows = private_rows(X, y, check_labels=check_labels)
     return (rows, *check_public_data(X_public, y_public, rows.n_features, check_labels))
 
@@ -246,18 +252,37 @@ def fold_keyed(
     key: PRNGKey,
     chunk_size: int,
     aggregator: AggregatorFactory = SumAggregator,
+    concurrent: bool = True,
 ) -> tuple[Aggregator[Any], Any]:
     """:func:`fold_round` with the noise key already derived (no release digest folded in): route
     each chunk, summarise its holders' reports, fold them into the aggregator.
 
-    Pure given its inputs, so with the default aggregator it also runs under
-    ``jax.jit``/``jax.vmap`` with traced keys, chunks and partition (the loop is over chunks,
-    whose shapes are static)."""
+    ``concurrent`` lets the default aggregator summarise chunks in worker threads
+    (:mod:`~ldptree.estimators._pipeline`; identical sums). With ``concurrent=False`` it is pure
+    given its inputs, so it also runs under ``jax.jit``/``jax.vmap`` with traced keys, chunks
+    and partition (the loop is over chunks, whose shapes are static)."""
     n_cells = partition.n_leaves
     bound = aggregator(mechanism, n_cells)
     state = bound.init()
+    if concurrent and type(bound) is SumAggregator and not getattr(mechanism, "record_fields", ()):
+
+        def chunk_summary(X_chunk: FloatArray, y_chunk: np.ndarray[Any, Any], first: int) -> Any:
+            cells = partition.cells(X_chunk)
+            return holder_summary(mechanism, key, cells, y_chunk, n_cells, first_holder=first)
+
+        # chunks are summarised concurrently (reading overlaps the kernels; one chunk per host
+        # device at a time) and merged in order: the same exact sums as the loop below
+        for part in map_chunks(chunk_summary, split_chunks(chunks, chunk_size)):
+            state = bound.merge(state, part)
+        return bound, state
+    if isinstance(bound, SimulatesHolders):
+        # this simulation holds every row's cell and label anyway: route in large batches (one
+        # compiled call each); a row's cell does not depend on the batch it is routed in
+        pieces = rebatch(chunks, AGGREGATE_ROUTING_ROWS)
+    else:
+        pieces = split_chunks(chunks, chunk_size)
     start = 0
-    for X_chunk, y_chunk in split_chunks(chunks, chunk_size):
+    for X_chunk, y_chunk in pieces:
         cells = partition.cells(X_chunk)
         fields = record_fields(mechanism, X_chunk)
         state = fold_chunk(
@@ -312,6 +337,37 @@ def fold_chunk(
         key, cells, holder_labels(y), n_cells, first_holder=first_holder, **fields
     )
     return aggregator.update(state, reports)
+
+
+#: Rows routed per call by the aggregate simulation (a power of two: one compiled shape).
+AGGREGATE_ROUTING_ROWS = 1 << 18
+
+
+def rebatch(
+    chunks: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]], size: int
+) -> Iterator[tuple[FloatArray, np.ndarray[Any, Any]]]:
+    """The rows of ``chunks``, in order, regrouped into batches of exactly ``size`` rows (the
+    last one shorter, none empty)."""
+    X_parts: list[Any] = []
+    y_parts: list[Any] = []
+    held = 0
+    for X_chunk, y_chunk in chunks:
+        X_parts.append(np.asarray(X_chunk))
+        y_parts.append(np.asarray(y_chunk))
+        held += X_parts[-1].shape[0]
+        if held < size:
+            continue
+        X_all, y_all = _joined(X_parts), _joined(y_parts)
+        full = held - held % size
+        for s in range(0, full, size):
+            yield X_all[s : s + size], y_all[s : s + size]
+        X_parts, y_parts, held = [X_all[full:]], [y_all[full:]], held - full
+    if held:
+        yield _joined(X_parts), _joined(y_parts)
+
+
+def _joined(parts: list[Any]) -> Any:
+    return parts[0] if len(parts) == 1 else np.concatenate(parts)
 
 
 def split_chunks(

@@ -969,9 +969,12 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
     """Exact int32 sums: every release's column sums, then the cross sums of ``spec.cross``.
 
     ``valid`` (``bool[rows]``) marks real holders; padded rows of cell and label releases are zero
-    already, and an index release counts only valid rows. Cross sums of cell releases are blocked
-    float32 matmuls: each block's products and sums are integers below ``2^24`` (``spec.block``),
-    hence exact in float32; blocks are then added in int32 (exact below ``max_summary_rows``).
+    already, and an index release counts only valid rows. Cross sums of a cell release with a
+    one-coordinate label release are int32 products summed over rows (exact: every partial sum is
+    at most ``max_summary_rows`` times the pair's bound, below ``2^31``). With a wider label release
+    they are blocked float32 matmuls: each block's products and sums are integers below ``2^24``
+    (``spec.block``), hence exact in float32; blocks are then added in int32 (exact below
+    ``max_summary_rows``).
     Index releases use segment sums (integer scatter-adds, exact).
     """
     sums = []
@@ -999,6 +1002,12 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
             sums.append(jax.ops.segment_sum(weights, seg[0], seg[1]).reshape(-1))
             continue
         lhs = outs[i]
+        if rhs.shape[1] == 1:
+            # one label coordinate: an int32 product summed per cell, exact (``|product| <=`` the
+            # pair's bound and rows ``<= max_summary_rows``, so no partial sum reaches 2^31), and
+            # cheaper than a one-column matmul
+            sums.append((lhs.astype(jnp.int32) * rhs).sum(axis=0))
+            continue
         rows = lhs.shape[0]
         block = min(spec.block, rows)
         g = rows // block
