@@ -136,6 +136,8 @@ def run_ours(data: Dataset, n: int, depth: int, repeats: int, seed: int) -> Meas
         min_samples_leaf=MIN_SAMPLES_LEAF,
         min_samples_split=MIN_SAMPLES_SPLIT,
         budget_split=BUDGET_SPLIT,
+        mechanism="paper",
+        readout="ratio",
         random_state=seed,
     )
 

@@ -119,11 +119,16 @@ else:
 
     def fit():
         if impl.startswith("lpdt"):
-            model = LPDTRegressor(epsilon=4.0, max_depth=depth, random_state=0)
+            # the papers' mechanism and read-out: what the reference computes
+            model = LPDTRegressor(
+                epsilon=4.0, max_depth=depth, mechanism="paper", readout="ratio", random_state=0
+            )
             model.fit(X, y, X_public=Xq, y_public=yq)
         else:
             sim = "aggregate" if impl == "lpct-agg" else "per_holder"
-            model = LPCTClassifier(epsilon=2.0, max_depth=depth, simulation=sim, random_state=0)
+            model = LPCTClassifier(
+                epsilon=2.0, max_depth=depth, mechanism="paper", simulation=sim, random_state=0
+            )
             labels = np.load(f"{folder}/c.npy", mmap_mode="r")[:n]
             model.fit(X, labels, X_public=Xq, y_public=(yq > 0).astype(np.int8))
         return model.partition_.n_leaves
