@@ -25,7 +25,7 @@ import numpy as np
 from _revisions import ROOT, export, run_json_child
 
 CHILD = r"""
-import hashlib, json, sys, time
+import hashlib, inspect, json, sys, time
 import numpy as np
 from ldptree import LPDTRegressor
 
@@ -38,9 +38,10 @@ y = np.load(f"{folder}/y.npy", mmap_mode="r")
 rng = np.random.default_rng(1)
 Xq = rng.uniform(size=(2000, X.shape[1]))
 yq = np.sin(16 * Xq[:, 0]) + rng.normal(size=2000)
-model = LPDTRegressor(
-    epsilon=4.0, max_depth=depth, mechanism="paper", readout="ratio", random_state=0
-)
+# the papers' configuration where the revision has the variance-aware default
+named = ({"mechanism": "paper", "readout": "ratio"}
+         if "readout" in inspect.signature(LPDTRegressor).parameters else {})
+model = LPDTRegressor(epsilon=4.0, max_depth=depth, random_state=0, **named)
 w, c = time.perf_counter(), time.process_time()
 model.fit(X, y, X_public=Xq, y_public=yq)
 wall, cpu = time.perf_counter() - w, time.process_time() - c
