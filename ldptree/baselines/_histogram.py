@@ -35,6 +35,7 @@ from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMi
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import check_components, check_mechanism, route
+from ldptree.estimators._lpct_readout import private_class_counts
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_data,
@@ -330,7 +331,9 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         usable = estimates.count >= floor
         safe = np.where(usable, estimates.count, 1.0)
         self.classes_ = classes
-        self.leaf_values_ = np.where(usable, estimates.label_sum / safe, 0.0)
+        # the class-1 count, whether the mechanism releases it alone or per class ([L, 2])
+        ones = private_class_counts(estimates, 2)[:, 1]
+        self.leaf_values_ = np.where(usable, ones / safe, 0.0)
         self.truncated_ = ~usable
         return self
 

@@ -38,6 +38,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
+from ldptree.estimators._aggregate import SimulatedSumAggregator
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
@@ -171,12 +172,10 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         y_grow = None if codes_q is None else codes_q.astype(np.float64)
         partition = partitioner.fit(Xq_scaled, y_grow, key=key_partition)
         n_cells = partition.n_leaves
+        # the aggregate simulation draws summed reports: only mechanisms that can qualify
+        simulated = isinstance(aggregator, type) and issubclass(aggregator, SimulatedSumAggregator)
         mechanism, choice = class_mechanism(
-            self.mechanism,
-            epsilon,
-            n_classes,
-            n_cells,
-            simulated=self.simulation == "aggregate",
+            self.mechanism, epsilon, n_classes, n_cells, simulated=simulated
         )
         check_mechanism_fits(self._kind, mechanism, n_classes=n_classes)
         if codes_q is None:
@@ -195,7 +194,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             ledger = ledger.record(charge.entry, charge.spend)
         estimates = None
         if collect:
-            chunk = self._chunk(mechanism, n_cells, self.simulation == "aggregate")
+            chunk = self._chunk(mechanism, n_cells, simulated)
             chunks = (
                 (scaler.transform(Xc), encode_labels(yc, classes, "y"))
                 for Xc, yc in rows.chunks(chunk)

@@ -63,6 +63,7 @@ from ldptree.estimators._protocol import (
 )
 from ldptree.estimators._readout import cell_means, shrinkage_strength
 from ldptree.mechanisms._choose import MechanismChoice
+from ldptree.mechanisms._variance import SupportsVariance
 from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
 _OUTSIDE = ("clamp", "zero")
@@ -274,14 +275,14 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         )
         ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         if auto_ratio:  # public: the mechanism's variance and the number of holders
-            _auto_ratio(mechanism, 1)  # refuse a mechanism without count_variance before the round
+            _auto_ratio(mechanism, 1, partition.n_leaves)  # refuse an unknown variance now
         readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
         chunks = ((scaler.transform(Xc), yc) for Xc, yc in rows.chunks(chunk))
         estimates = stream_round(
             partition, mechanism, chunks, key=key_noise, chunk_size=chunk, aggregator=aggregator
         )
         if auto_ratio:
-            min_ratio = _auto_ratio(mechanism, estimates.n)
+            min_ratio = _auto_ratio(mechanism, estimates.n, partition.n_leaves)
 
         default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
         if yq is not None:
@@ -327,12 +328,18 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
 AUTO_RATIO_SDS = 2.0
 
 
-def _auto_ratio(mechanism: Mechanism, n: int) -> float:
+def _auto_ratio(mechanism: Mechanism, n: int, n_cells: int) -> float:
+    """``tau = 2 sqrt(v / n)``: ``v`` the mechanism's per-holder ``count_variance``, or for a
+    :class:`~ldptree.mechanisms.SupportsVariance` mechanism the count variance averaged over a
+    cell's own holders (share ``1 / L``) and the others."""
     variance = getattr(mechanism, "count_variance", None)
+    if not isinstance(variance, float) and isinstance(mechanism, SupportsVariance):
+        variance = mechanism.cell_variance(n_cells).mixed(1.0 / n_cells)[0]
     if not isinstance(variance, float):
         raise ValueError(
-            "min_private_ratio='auto' needs a mechanism with a count_variance (per-holder variance "
-            f"of a debiased cell count); {type(mechanism).__name__} has none: pass a number"
+            "min_private_ratio='auto' needs a mechanism with a count_variance or cell_variance "
+            f"(per-holder variance of a debiased cell count); {type(mechanism).__name__} has "
+            "neither: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
 

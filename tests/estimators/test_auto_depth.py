@@ -27,10 +27,11 @@ def test_lpdt_auto_depth_uses_only_public_quantities():
     rng = np.random.default_rng(0)
     X, y = lpdt_uniform(20_000, 2, rng)
     Xq, yq = lpdt_uniform(2_000, 2, rng)
-    a = LPDTRegressor(epsilon=8.0, max_depth="auto", random_state=0).fit(
+    # the depth rule uses the papers' mechanism's variance, as the shrinkage does under "paper"
+    a = LPDTRegressor(epsilon=8.0, max_depth="auto", mechanism="paper", random_state=0).fit(
         X, y, X_public=Xq, y_public=yq
     )
-    b = LPDTRegressor(epsilon=8.0, max_depth="auto", random_state=1).fit(
+    b = LPDTRegressor(epsilon=8.0, max_depth="auto", mechanism="paper", random_state=1).fit(
         X, rng.permutation(y), X_public=Xq, y_public=yq
     )
     expected = auto_depth(20_000, 2, a.shrinkage_ / 20_000)

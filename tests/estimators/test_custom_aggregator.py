@@ -220,7 +220,9 @@ def test_unknown_rule_name_is_a_value_error_at_fit_start() -> None:
 
 def test_mechanism_not_implementing_the_protocol_is_refused_at_fit_start() -> None:
     with pytest.raises(TypeError, match="mechanism must implement the Mechanism protocol"):
-        LPDTRegressor(mechanism="rr").fit("not data", None)  # type: ignore[arg-type]
+        LPDTRegressor(mechanism=42).fit("not data", None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="mechanism must be one of"):
+        LPDTRegressor(mechanism="rr").fit("not data", None)
 
 
 def test_report_collector_sums_like_the_default_and_keeps_the_reports(

@@ -35,6 +35,7 @@ def binary() -> dict[str, Any]:
 
 def _fit(data: dict[str, Any], **params: Any) -> LPCTClassifier:
     params.setdefault("random_state", 0)
+    params.setdefault("mechanism", "paper")  # the read-out tests below use the paper's form
     return LPCTClassifier(**params).fit(
         data["X"], data["y"], X_public=data["Xq"], y_public=data["yq"]
     )
@@ -158,7 +159,7 @@ def test_private_labels_outside_classes_are_null_records(binary: dict[str, Any])
     # those holders vanish from the counts (their reports are pure noise).
     y = binary["y"].copy()
     y[::2] = 7
-    model = LPCTClassifier(epsilon=8.0, max_depth=1, random_state=0).fit(
+    model = LPCTClassifier(epsilon=8.0, max_depth=1, mechanism="paper", random_state=0).fit(
         binary["X"], y, X_public=binary["Xq"], y_public=binary["yq"]
     )
     assert model.classes_.tolist() == [0, 1]
@@ -184,7 +185,9 @@ def test_single_private_class_with_declared_classes_and_no_public_labels(
 
 
 def test_no_public_data_uses_the_dyadic_grid_and_declared_classes(binary: dict[str, Any]) -> None:
-    model = LPCTClassifier(epsilon=8.0, max_depth=2, lam=0.0, classes=[0, 1], random_state=0)
+    model = LPCTClassifier(
+        epsilon=8.0, max_depth=2, lam=0.0, classes=[0, 1], mechanism="paper", random_state=0
+    )
     model.fit(binary["X"], binary["y"])
     assert model.partition_.n_leaves == 4
     assert model.score(binary["Xt"], binary["yt"]) > 0.7

@@ -240,7 +240,8 @@ def test_auto_min_private_ratio_guards_noisy_counts() -> None:
     rng = np.random.default_rng(0)
     X, y = lpdt_uniform(300, 2, rng)
     Xq, yq = lpdt_uniform(300, 2, rng)
-    kwargs = {"epsilon": 1.0, "max_depth": 4, "min_samples_leaf": 5, "random_state": 0}
+    kwargs = {"epsilon": 1.0, "max_depth": 4, "min_samples_leaf": 5, "mechanism": "paper"}
+    kwargs["random_state"] = 0
     plain = LPDTRegressor(**kwargs).fit(X, y, X_public=Xq, y_public=yq)
     auto = LPDTRegressor(**kwargs, min_private_ratio="auto").fit(X, y, X_public=Xq, y_public=yq)
     sd = math.sqrt(300 * auto.mechanism_.count_variance)
