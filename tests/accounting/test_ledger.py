@@ -71,7 +71,9 @@ def test_post_processing_is_free_and_ledger_is_printable() -> None:
 def test_lpdt_records_its_release_through_the_ledger() -> None:
     rng = np.random.default_rng(0)
     X, Xq = rng.uniform(size=(500, 2)), rng.uniform(size=(50, 2))
-    model = LPDTRegressor(epsilon=3.0, max_depth=2, budget_split=0.4, label_bound=1.0)
+    model = LPDTRegressor(
+        epsilon=3.0, max_depth=2, budget_split=0.4, label_bound=1.0, mechanism="paper"
+    )
     model.set_params(random_state=1).fit(X, X[:, 0], X_public=Xq, y_public=Xq[:, 0])
     assert model.privacy_ == model.privacy_ledger_.total
     # charged from the certificate: the declared epsilon and parts, the delta as sampled

@@ -110,7 +110,7 @@ def test_memoised_partition_gives_the_plain_estimators_result(rule):
 
     memoised = {"max_edge": lpdt_max_edge, "cart": lpdt_cart}[rule]
     split = source().draw(np.random.default_rng(3))
-    kwargs = {"max_depth": 3, "min_samples_leaf": 10, "readout": "ratio"}  # the rows' read-out
+    kwargs = {"max_depth": 3, "min_samples_leaf": 10, "readout": "ratio", "mechanism": "paper"}
     for rho in (0.3, 0.7):  # the second rho is served from the cache
         preds = []
         for model in (
