@@ -107,14 +107,50 @@ def run(task: str, names: list[str], epsilons: list[float], reps: int, depths: l
     print("\nverdicts:", dict(sorted(tallies.items())))
 
 
+def plot(tables: list[str], out: str) -> None:
+    """Ratio auto / paper per epsilon (one point per dataset, oracle tuning) from the printed
+    tables of earlier runs, one panel per table."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(tables), figsize=(5 * len(tables), 3.6), squeeze=False)
+    for ax, path in zip(axes[0], tables, strict=True):
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+        rows = [
+            [c.strip() for c in line.split("|")[1:-1]]
+            for line in lines
+            if line.startswith("| ") and "dataset" not in line
+        ]
+        rows = [r for r in rows if r[2] == "oracle"]
+        for r in rows:
+            colour = {"auto better": "tab:green", "paper better": "tab:red"}.get(r[7], "tab:grey")
+            ax.scatter(float(r[1]), float(r[5]), c=colour, s=14)
+        ax.axhline(1.0, color="black", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("epsilon")
+        ax.set_ylabel("test error, auto / paper")
+        ax.set_title(path.rsplit("/", 1)[-1])
+    fig.suptitle("variance-aware default vs papers' mechanism (green: Wilcoxon p < 0.05)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plot", nargs="*", default=None, help="saved tables to plot (no run)")
+    parser.add_argument("--out", default="mechanism-comparison.png")
     parser.add_argument("--task", choices=["regression", "classification"], default="regression")
     parser.add_argument("--datasets", nargs="*", default=None)
     parser.add_argument("--epsilons", nargs="*", type=float, default=[0.5, 1.0, 2.0, 4.0, 8.0])
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--depths", nargs="*", type=int, default=[2, 4, 6])
     args = parser.parse_args()
+    if args.plot:
+        plot(args.plot, args.out)
+        return
     names = args.datasets or sorted(
         e.name for e in read_manifest(None).values() if e.task == args.task
     )
