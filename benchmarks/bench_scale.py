@@ -64,6 +64,7 @@ import numpy as np
 
 impl, folder = sys.argv[1], sys.argv[4]
 n, depth, warm = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[5])
+n_public = int(sys.argv[6])
 load_before = os.getloadavg()[0]
 if impl == "lpdt-cores":
     import ldptree
@@ -71,8 +72,8 @@ if impl == "lpdt-cores":
 X = np.load(f"{folder}/X.npy", mmap_mode="r")[:n]
 y = np.load(f"{folder}/y.npy", mmap_mode="r")[:n]
 rng = np.random.default_rng(1)
-Xq = rng.uniform(size=(2000, X.shape[1]))
-yq = np.sin(16 * Xq[:, 0]) + rng.normal(size=2000)
+Xq = rng.uniform(size=(n_public, X.shape[1]))
+yq = np.sin(16 * Xq[:, 0]) + rng.normal(size=n_public)
 
 if impl.startswith("ref"):
     import LPDT
@@ -189,9 +190,11 @@ def plan(args: argparse.Namespace) -> list[tuple[str, int, int]]:
     return runs
 
 
-def child(folder: Path, impl: str, n: int, depth: int, warm: int, cache: str) -> dict[str, Any]:
+def child(
+    folder: Path, impl: str, n: int, depth: int, warm: int, cache: str, public: int
+) -> dict[str, Any]:
     """One fresh process; ``cache`` is its ``LDPTREE_JAX_CACHE`` (``"off"`` or a folder)."""
-    return run_json_child(ROOT, CHILD, impl, n, depth, folder, warm, cache=cache)
+    return run_json_child(ROOT, CHILD, impl, n, depth, folder, warm, public, cache=cache)
 
 
 def _stats(values: list[float | None]) -> tuple[float, float] | None:
@@ -237,6 +240,7 @@ def main() -> None:
     )
     parser.add_argument("--only", type=lambda s: s.split(","), default=list(CONFIGS))
     parser.add_argument("--depth", type=int, default=6)
+    parser.add_argument("--public", type=int, default=2000, help="public rows")
     parser.add_argument("--agg-depth", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--warm", type=int, default=2)
@@ -260,14 +264,14 @@ def main() -> None:
         }
         for impl, n, depth in runs:  # fill the persistent cache (not timed)
             if not impl.startswith("ref") and n <= args.cached_max_n:
-                child(folder, impl, n, depth, 0, str(cache))
+                child(folder, impl, n, depth, 0, str(cache), args.public)
         for repeat in range(args.repeats):
             for impl, n, depth in runs:
                 warm = args.warm if n <= args.warm_max_n else 0
-                out = child(folder, impl, n, depth, warm, "off")
+                out = child(folder, impl, n, depth, warm, "off", args.public)
                 results[(impl, n, depth)]["cold"].append(out)
                 if not impl.startswith("ref") and n <= args.cached_max_n:
-                    cached = child(folder, impl, n, depth, 0, str(cache))
+                    cached = child(folder, impl, n, depth, 0, str(cache), args.public)
                     results[(impl, n, depth)]["cached"].append(cached)
                 print(
                     f"repeat {repeat + 1}: {impl} n={n:.0e} cold {out['first_wall']:.2f} s",
@@ -276,7 +280,8 @@ def main() -> None:
                 )
     elapsed = time.perf_counter() - started
     lines = [
-        f"`bench_scale.py` on {os.cpu_count()} cores, {args.repeats} interleaved repeats "
+        f"`bench_scale.py` on {os.cpu_count()} cores, {args.public} public rows, "
+        f"{args.repeats} interleaved repeats "
         f"(fresh processes), {elapsed / 60:.1f} min in all; cells are min / median.",
         "",
         *table(results),
