@@ -72,6 +72,11 @@ class _Histogram(BaseEstimator):
     ) -> tuple[Any, Any, Any]:
         """Validate, build the grid (memory guard first), return ``(y, y_public, private round)``
         where the round is a function of the mechanism and the encoded private labels."""
+        if isinstance(self.mechanism, str):  # no variance-aware choice for the histograms
+            raise ValueError(
+                f"{self._kind} takes mechanism=None (the papers' Laplace release) or a "
+                f"Mechanism object, got {self.mechanism!r}"
+            )
         aggregator = check_components(
             self._kind,
             rule=GridPartitioner(self.num_cell, self.max_cells),

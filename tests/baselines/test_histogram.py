@@ -152,3 +152,15 @@ def test_histograms_accept_the_aggregate_simulation() -> None:
         assert np.all(np.abs(model.estimates_.count - truth) < 6 * sd)
     with pytest.raises(ValueError, match="simulation"):
         PHISTClassifier(simulation="fast").fit(X, y > 1, X_public=Xq, y_public=yq > 1)
+
+
+@pytest.mark.parametrize("name", ["auto", "paper"])
+def test_histograms_refuse_a_named_mechanism(name: str) -> None:
+    # the variance-aware names belong to the tree estimators; a histogram says what it takes
+    X = np.random.default_rng(0).uniform(size=(20, 2))
+    for model in (
+        PHISTRegressor(epsilon=1.0, num_cell=2, label_bound=1.0, mechanism=name),
+        PHISTClassifier(epsilon=1.0, num_cell=2, mechanism=name),
+    ):
+        with pytest.raises(ValueError, match="takes mechanism=None"):
+            model.fit(X, (X[:, 0] > 0.5).astype(int))
