@@ -57,8 +57,10 @@ def test_private_tuning_without_a_grid_fits_the_default_on_all_holders(tmp_path)
 def test_a_grid_too_fine_for_its_holders_warns_with_the_sizes(tmp_path):
     grid = Grid({"max_depth": (1, 2, 3, 4)})
     experiment = Experiment("t", [source()], ["lpdt-m"], (2.0,), 2, PrivateTuning({"lpdt-m": grid}))
-    with pytest.warns(UserWarning, match=r"4-point grid .* 180 validation holders"):
+    with pytest.warns(UserWarning, match=r"4-point grid .* 180 validation holders") as caught:
         run_experiment(experiment, tmp_path, progress=False)
+    texts = [str(w.message) for w in caught if issubclass(w.category, UserWarning)]
+    assert any("4-point grid" in t and "180 validation holders" in t for t in texts)
 
 
 def test_grid_warning_names_small_groups_and_is_silent_when_affordable():
