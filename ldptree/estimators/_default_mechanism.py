@@ -16,7 +16,7 @@ from __future__ import annotations
 from typing import Any
 
 from ldptree._validation import check_choice, check_open_unit
-from ldptree.estimators._composition import MECHANISM_CHOICES, check_mechanism, is_named
+from ldptree.estimators._composition import check_mechanism, is_named
 from ldptree.mechanisms._choose import (
     MechanismChoice,
     choose_class_mechanism,
@@ -26,7 +26,7 @@ from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
 from ldptree.protocols import Mechanism
 
-__all__ = ["MECHANISM_CHOICES", "class_mechanism", "is_named", "regression_mechanism"]
+__all__ = ["class_mechanism", "regression_mechanism"]
 
 
 def _split(budget_split: Any) -> float | None:
