@@ -36,6 +36,7 @@ from ldptree.estimators._aggregate import (
 )
 from ldptree.estimators._pipeline import map_chunks
 from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
+from ldptree.mechanisms._kit import KitMechanism
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import (
@@ -265,14 +266,24 @@ def fold_keyed(
     bound = aggregator(mechanism, n_cells)
     state = bound.init()
     if concurrent and type(bound) is SumAggregator and not getattr(mechanism, "record_fields", ()):
+        padded_at = [-1]  # first holder of the last piece when it is padded (see mark_last)
+        pads = isinstance(mechanism, KitMechanism) and chunk_size <= mechanism.max_summary_rows
 
         def chunk_summary(X_chunk: FloatArray, y_chunk: np.ndarray[Any, Any], first: int) -> Any:
+            holders = int(X_chunk.shape[0])
+            if first == padded_at[0]:
+                X_chunk, y_chunk = pad_rows(X_chunk, chunk_size), pad_rows(y_chunk, chunk_size)
             cells = partition.cells(X_chunk)
-            return holder_summary(mechanism, key, cells, y_chunk, n_cells, first_holder=first)
+            return holder_summary(
+                mechanism, key, cells, y_chunk, n_cells, first_holder=first, holders=holders
+            )
 
         # chunks are summarised concurrently (reading overlaps the kernels; one chunk per host
         # device at a time) and merged in order: the same exact sums as the loop below
-        for part in map_chunks(chunk_summary, split_chunks(chunks, chunk_size)):
+        pieces = split_chunks(chunks, chunk_size)
+        if pads:
+            pieces = mark_last(pieces, chunk_size, padded_at)
+        for part in map_chunks(chunk_summary, pieces):
             state = bound.merge(state, part)
         return bound, state
     if isinstance(bound, SimulatesHolders):
@@ -379,6 +390,35 @@ def split_chunks(
             yield X_chunk[s : s + size], y_chunk[s : s + size]
 
 
+def mark_last(
+    pieces: Iterable[tuple[FloatArray, np.ndarray[Any, Any]]], size: int, padded_at: list[int]
+) -> Iterator[tuple[FloatArray, np.ndarray[Any, Any]]]:
+    """``pieces`` unchanged and in order; just before the last one is yielded, ``padded_at[0]``
+    becomes its first holder's index if it is shorter than ``size`` and follows a piece of
+    ``size`` rows. That piece may then be padded to ``size`` rows and summarised by the kernel
+    the full pieces already compiled (one compiled shape per stream). A lone short piece, or a
+    stream of short pieces, is left at its own size: padding it would only add work."""
+    start, full, held = 0, False, None
+    for piece in pieces:
+        if held is not None:
+            yield held
+            start += int(held[0].shape[0])
+            full = full or int(held[0].shape[0]) == size
+        held = piece
+    if held is not None:
+        if full and int(held[0].shape[0]) < size:
+            padded_at[0] = start
+        yield held
+
+
+def pad_rows(a: Any, rows: int) -> np.ndarray[Any, Any]:
+    """``a`` (on the host) followed by zero rows up to ``rows`` rows."""
+    a = np.asarray(a)
+    out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
+
+
 def holder_summary(
     mechanism: Mechanism,
     key: PRNGKey,
@@ -387,9 +427,15 @@ def holder_summary(
     n_cells: int,
     *,
     first_holder: int,
+    holders: int | None = None,
 ) -> SumState:
     """The summed reports of holders ``first_holder, first_holder + 1, ...`` (one per row of
     ``cells``/``y``) as an aggregator state: the holders' side of the round for one chunk.
+
+    ``holders`` (default: every row) counts the holders when the rows after them only pad the
+    chunk to an already compiled length (:meth:`KitMechanism.privatize_summarize
+    <ldptree.mechanisms.KitMechanism.privatize_summarize>`'s ``n_holders``); the result is that
+    of the first ``holders`` rows alone.
 
     Real labels are passed to the mechanism as float32 (its arithmetic), class codes as
     integers. Depends only on ``key``, the holder indices and the records, so chunks may be
@@ -397,13 +443,22 @@ def holder_summary(
     :meth:`SumAggregator.merge <ldptree.estimators._aggregate.SumAggregator.merge>`.
     """
     labels = holder_labels(y)
-    m = int(labels.shape[0])
+    rows = int(labels.shape[0])
+    m = rows if holders is None else holders
+    extra: dict[str, int] = {}
+    if m < rows:  # the kit's kernel masks the padding rows; any other mechanism sees m rows
+        if isinstance(mechanism, KitMechanism):
+            extra = {"n_holders": m}
+        else:
+            cells, labels = cells[:m], labels[:m]
     fused = getattr(mechanism, "privatize_summarize", None)
     if fused is not None and m <= getattr(mechanism, "max_summary_rows", 0):
         stats = jax.tree_util.tree_map(
-            to_host, fused(key, cells, labels, n_cells, first_holder=first_holder)
+            to_host, fused(key, cells, labels, n_cells, first_holder=first_holder, **extra)
         )
         return SumState(n=m, stats=stats)
+    if extra:
+        cells, labels = cells[:m], labels[:m]
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=first_holder)
     return aggregator.update(aggregator.init(), reports)

@@ -491,12 +491,21 @@ class KitMechanism:
 
     # -- derived: holder side ----------------------------------------------------------------------
     def _args(
-        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: Any
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        first_holder: Any,
+        n_holders: Any = None,
     ) -> tuple[int, tuple[Any, ...]]:
         cells, labels = check_records(cells, labels, n_cells, integer_labels=self.labels().integer)
-        n = int(cells.shape[0])
+        records = int(cells.shape[0])
+        n = records if n_holders is None else check_int(n_holders, "n_holders", minimum=0)
+        if n > records:
+            raise ValueError(f"n_holders must be <= the number of records ({records}), got {n}")
         check_first_holder(first_holder, n)
-        pad = bucket(n, MIN_ROWS) - n
+        pad = bucket(records, MIN_ROWS) - records
         padded: tuple[Any, Any]
         if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
             padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))
@@ -597,11 +606,26 @@ class KitMechanism:
         return [getattr(reports, name) for name in names]
 
     def privatize_summarize(
-        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        *,
+        first_holder: int = 0,
+        n_holders: int | None = None,
     ) -> dict[str, Any]:
-        """``summarize(privatize(...))`` in one jitted kernel; at most ``max_summary_rows``."""
+        """``summarize(privatize(...))`` in one jitted kernel; at most ``max_summary_rows``.
+
+        ``n_holders`` (default: every record) says that only the first ``n_holders`` records are
+        holders ``first_holder, ..., first_holder + n_holders - 1``; the records after them are
+        padding (any valid cells and labels), which report nothing and add nothing to the sums.
+        A caller pads a short batch to the length of batches already summarised so that one
+        compiled kernel serves both: the sums equal those of the first ``n_holders`` records
+        alone, bit for bit (each holder's words depend only on the key and its index).
+        """
         spec, consts = self._spec(n_cells)
-        n, args = self._args(key, cells, labels, n_cells, first_holder)
+        n, args = self._args(key, cells, labels, n_cells, first_holder, n_holders)
         if n > self.max_summary_rows:
             raise ValueError(
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
