@@ -268,7 +268,7 @@ def key_from_entropy(entropy: bytes) -> PRNGKey:
         raise ValueError("entropy must be at least 16 bytes (128 bits)")
     digest = hashlib.sha256(entropy).digest()
     words = np.frombuffer(digest[:8], dtype="<u4").astype(np.uint32)
-    key: jax.Array = jax.random.wrap_key_data(jax.numpy.asarray(words), impl="threefry2x32")
+    key: jax.Array = jax.random.wrap_key_data(jax.device_put(words), impl="threefry2x32")
     return key
 
 
@@ -299,6 +299,11 @@ def as_key(random_state: Any, name: str = "random_state") -> PRNGKey:
     seed = int(random_state)
     if not 0 <= seed < 2**32:
         raise ValueError(f"{name} must be a seed in [0, 2**32), got {seed}")
+    if str(getattr(jax.config, "jax_default_prng_impl", "")) == "threefry2x32":
+        # jax.random.key(seed)'s key data (0, seed), transferred and wrapped: no jitted program
+        words = jax.device_put(np.array([0, seed], dtype=np.uint32))
+        wrapped_seed: jax.Array = jax.random.wrap_key_data(words, impl="threefry2x32")
+        return wrapped_seed
     key: jax.Array = jax.random.key(seed)
     return key
 

@@ -25,7 +25,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import jax
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
@@ -68,6 +67,7 @@ from ldptree.estimators._protocol import (
 )
 from ldptree.estimators._prune import PRUNE_RULES
 from ldptree.estimators._rows import is_chunk_stream
+from ldptree.mechanisms._random import split
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import (
     AggregatorFactory,
@@ -164,7 +164,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             check_mechanism_fits(
                 self._kind, check_mechanism(self.mechanism, epsilon), n_classes=n_classes
             )
-        key_partition, key_noise = jax.random.split(as_key(self.random_state))
+        key_partition, key_noise = split(as_key(self.random_state))
 
         d = rows.n_features
         scaler = fit_scaler(Xq, d, margin)

@@ -32,7 +32,6 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import jax
 import numpy as np
 
 from ldptree._typing import FloatArray
@@ -63,6 +62,7 @@ from ldptree.estimators._protocol import (
 )
 from ldptree.estimators._readout import cell_means, shrinkage_strength
 from ldptree.mechanisms._choose import MechanismChoice
+from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
 from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
 
@@ -261,7 +261,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             depth_mechanism, _ = self._mechanism(epsilon, bound, 1, paper=True)
             depth = _resolve_depth(depth, depth_mechanism, rows.n, d, bound)
         partitioner = self._partitioner(depth)
-        key_partition, key_noise = jax.random.split(as_key(self.random_state))
+        key_partition, key_noise = split(as_key(self.random_state))
 
         scaler = fit_scaler(Xq, d, margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)

@@ -37,6 +37,7 @@ from ldptree.estimators._aggregate import (
 from ldptree.estimators._pipeline import map_chunks
 from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
 from ldptree.mechanisms._kit import KitMechanism
+from ldptree.mechanisms._random import fold_in
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import (
@@ -171,7 +172,7 @@ def release_key(key: PRNGKey, mechanism: Any, partition: Partition | None = None
     if partition is not None:
         for leaf in jax.tree_util.tree_leaves(partition):
             digest.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
-    return jax.random.fold_in(key, int.from_bytes(digest.digest(), "little"))
+    return fold_in(key, int.from_bytes(digest.digest(), "little"))
 
 
 def run_round(
@@ -467,10 +468,18 @@ def holder_summary(
 def holder_labels(y: Any) -> jax.Array:
     """Labels as the holders pass them to the mechanism: real labels as float32 (its
     arithmetic), class codes as integers."""
-    labels = jax.numpy.asarray(y)
-    if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
-        labels = labels.astype(np.float32)
-    return labels
+    if isinstance(y, jax.core.Tracer):
+        labels = jax.numpy.asarray(y)
+        if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
+            labels = labels.astype(np.float32)
+        return labels
+    # concrete labels are converted on the host (round to nearest, as on the device) and
+    # transferred, which runs no jitted program (jnp.asarray traces one per new shape)
+    host = np.asarray(y)
+    if jax.numpy.issubdtype(host.dtype, jax.numpy.floating):
+        host = host.astype(np.float32)
+    out: jax.Array = jax.device_put(host)  # integer codes: JAX's canonical integer dtype
+    return out
 
 
 def budget_ledger(privacy_budget: Any) -> PrivacyLedger:

@@ -790,7 +790,9 @@ class KitMechanism:
                     arr = arr[..., 0] if r.width == 1 else arr
                 if isinstance(r.noise, BitFlip):
                     arr = arr.astype(bool)
-                arrays.append(jnp.asarray(arr) if arr.ndim else jnp.asarray(int(arr)))
+                # jnp.asarray's arrays (same dtype and weak type) by a plain transfer: no jitted
+                # conversion program to trace and look up in a fresh process
+                arrays.append(jax.device_put(arr if arr.ndim else int(arr)))
             return self._assemble(arrays)
 
         if isinstance(labels, RealLabels):

@@ -71,7 +71,7 @@ def _concrete_cells(cells: Any, n_cells: int) -> Any:
         lo, hi = int(concrete.min()), int(concrete.max())
         if lo < 0 or hi >= int(n_cells):
             raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
-    return jnp.asarray(concrete)
+    return jax.device_put(concrete)  # jnp.asarray's array, by a transfer (no jitted program)
 
 
 def check_first_holder(first_holder: Any, n_holders: int) -> None:

@@ -192,7 +192,8 @@ class Partition:
             )
         n, d = int(X.shape[0]), int(X.shape[1])
         if not traced and n <= HOST_ROUTING_ROWS:
-            return jnp.asarray(self._route_host(X))
+            host: jax.Array = jax.device_put(self._route_host(X))  # a transfer, no jitted program
+            return host
         # Rows, nodes and features are padded to powers of two, so one compiled program serves
         # every dataset and tree of the same padded size. Padding nodes are unreachable leaves,
         # padding features are never split on, padding rows are routed and dropped.
@@ -213,8 +214,10 @@ class Partition:
         padded = np.zeros((rows, width), dtype=X.dtype)
         padded[:n, :d] = X
         routed = _route(*arrays, np.int32(self.depth), padded)
-        # slicing on the host and transferring back is cheaper than a device slice dispatch
-        return jnp.asarray(np.asarray(routed)[:n])
+        # slicing on the host and transferring back is cheaper than a device slice dispatch (and
+        # a plain transfer, unlike jnp.asarray, runs no jitted program to trace in a new process)
+        out: jax.Array = jax.device_put(np.asarray(routed)[:n])
+        return out
 
     def _route_host(self, X: np.ndarray[Any, Any]) -> Int32Array:
         # The same level-wise walk as `_route`, in NumPy: for a few thousand rows the jitted
