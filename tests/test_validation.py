@@ -9,6 +9,8 @@ import secrets
 import jax
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ldptree import LPDTRegressor, _validation
 from ldptree._validation import as_key, key_from_entropy, to_label_bound
@@ -82,3 +84,19 @@ def test_fresh_keys_come_from_256_bits_of_os_entropy(monkeypatch: pytest.MonkeyP
     )  # two fresh 64-bit keys collide with probability 2^-64
     with pytest.raises(ValueError, match="128 bits"):
         key_from_entropy(secrets.token_bytes(8))
+
+
+@given(
+    seed=st.one_of(
+        st.integers(0, 2**32 - 1),
+        st.integers(2**32 - 8, 2**32 - 1),
+        st.integers(2**31 - 4, 2**31 + 4),
+    )
+)
+def test_int_seeds_give_jax_random_keys_bit_for_bit(seed: int) -> None:
+    """``as_key(seed)`` builds ``jax.random.key(seed)``'s key data on the host."""
+    key, expected = as_key(seed), jax.random.key(seed)
+    assert key.dtype == expected.dtype and key.shape == ()
+    np.testing.assert_array_equal(
+        np.asarray(jax.random.key_data(key)), np.asarray(jax.random.key_data(expected))
+    )
