@@ -1064,10 +1064,39 @@ def _summarize(
     return _sums(spec, outs, valid)
 
 
+#: Rows per step of the fused kernel's loop (a power of two, like the row buckets): a block's
+#: intermediates (its holders' words and one-hot cell rows) stay in cache, and rows that only pad
+#: a batch to an already compiled shape cost nothing beyond the block they end in.
+_SUMMARY_BLOCK = 1 << 13
+
+
 @partial(jax.jit, static_argnums=(0,))
-def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
-    *inputs, n_valid = args
-    outs = _outputs(spec, consts, *inputs)
-    valid = jnp.arange(outs[0].shape[0]) < n_valid  # padding holders report nothing
-    masked = tuple(jnp.where(valid[:, None], o, jnp.zeros_like(o)) for o in outs)
-    return _sums(spec, masked, valid)
+def _privatize_summarize(
+    spec: _Spec,
+    consts: Any,
+    key_data: jax.Array,
+    cells: jax.Array,
+    labels: jax.Array,
+    first_holder: jax.Array,
+    n_valid: jax.Array,
+) -> tuple[jax.Array, ...]:
+    """Exact sums of the reports of the first ``n_valid`` rows, block by block: the loop runs
+    over the blocks that hold holders only (exact int32 sums, so blocking changes no bit)."""
+    block = min(int(cells.shape[0]), _SUMMARY_BLOCK)
+
+    def part(start: jax.Array) -> tuple[jax.Array, ...]:
+        # rows start .. start + block - 1, i.e. holders first_holder + start, ...
+        c = jax.lax.dynamic_slice_in_dim(cells, start, block)
+        lab = jax.lax.dynamic_slice_in_dim(labels, start, block)
+        outs = _outputs(spec, consts, key_data, c, lab, first_holder + start.astype(jnp.uint32))
+        valid = start + jnp.arange(block) < n_valid  # padding holders report nothing
+        masked = tuple(jnp.where(valid[:, None], o, jnp.zeros_like(o)) for o in outs)
+        return _sums(spec, masked, valid)
+
+    def step(i: jax.Array, acc: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
+        return tuple(a + b for a, b in zip(acc, part(i * block), strict=True))
+
+    blocks = (n_valid + block - 1) // block
+    # the first block starts the sums (zero when n_valid = 0: every row is masked)
+    total: tuple[jax.Array, ...] = jax.lax.fori_loop(1, blocks, step, part(jnp.int32(0)))
+    return total
