@@ -38,6 +38,7 @@ float32 arithmetic and affect only unbiasedness, never privacy).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
@@ -409,6 +410,9 @@ class KitMechanism:
         return PrivacySpend(epsilon=float(self.epsilon), parts=self.budget_parts())
 
     def _checked_releases(self) -> tuple[Release, ...]:
+        return _memo(_releases_of, self)
+
+    def _build_releases(self) -> tuple[Release, ...]:
         releases = tuple(self.releases())
         labels = self.labels()
         names = [r.name for r in releases]
@@ -461,6 +465,9 @@ class KitMechanism:
         return _INT32_LIMIT // max(bounds)
 
     def _spec(self, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
+        return _memo(_spec_of, self, n_cells)
+
+    def _build_spec(self, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
         releases = self._checked_releases()
         labels = self.labels()
         cross = self._cross(releases)
@@ -600,14 +607,22 @@ class KitMechanism:
         self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, *, first_holder: int = 0
     ) -> dict[str, Any]:
         """``summarize(privatize(...))`` in one jitted kernel; at most ``max_summary_rows``."""
+        spec, consts, args = self.summary_inputs(key, cells, labels, n_cells, first_holder)
+        return self.summary_stats(spec, _privatize_summarize(spec, consts, *args), n_cells)
+
+    def summary_inputs(
+        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: Any
+    ) -> tuple[_Spec, tuple[Any, ...], tuple[Any, ...]]:
+        """The checked inputs of the fused kernel :func:`fused_sums`: its static description,
+        the mechanism's constants and ``(key words, cells, labels, first_holder, n_valid)`` with
+        the records padded to a row bucket (``ValueError`` beyond ``max_summary_rows``)."""
         spec, consts = self._spec(n_cells)
         n, args = self._args(key, cells, labels, n_cells, first_holder)
         if n > self.max_summary_rows:
             raise ValueError(
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
             )
-        sums = _privatize_summarize(spec, consts, *args, np.int32(n))
-        return self._stats(spec, sums, n_cells)
+        return spec, consts, (*args, np.int32(n))
 
     # -- derived: curator side ---------------------------------------------------------------------
     def summarize(self, reports: Any, n_cells: int) -> dict[str, Any]:
@@ -636,7 +651,7 @@ class KitMechanism:
             else:
                 a = jnp.pad(a, ((0, rows - n), (0, 0)))
             padded.append(a)
-        return self._stats(spec, _summarize(spec, tuple(padded), np.int32(n)), n_cells)
+        return self.summary_stats(spec, _summarize(spec, tuple(padded), np.int32(n)), n_cells)
 
     def _names(self) -> list[str]:
         return [r.name for r in self._checked_releases()]
@@ -650,7 +665,8 @@ class KitMechanism:
         cross = self._cross(self._checked_releases())
         return names + [f"{names[i]}*{names[k]}" for i, k in cross]
 
-    def _stats(self, spec: _Spec, sums: Any, n_cells: int) -> dict[str, Any]:
+    def summary_stats(self, spec: _Spec, sums: Any, n_cells: int) -> dict[str, Any]:
+        """The named statistics (:meth:`stat_names`) of the kernels' raw sums."""
         host = sums if isinstance(sums[0], jax.core.Tracer) else jax.device_get(sums)
         names = self._names()
         out: dict[str, Any] = {}
@@ -774,6 +790,27 @@ class KitMechanism:
             # every real label (module docstring)
             return ReportLaw(blocks=tuple(blocks), label_levels=labels.domain(), assemble=assemble)
         return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
+
+
+# A mechanism is immutable, so its checked releases and its kernel's description are functions of
+# its value: computed once per (mechanism, n_cells), not on every call (a grid of small fits
+# spent a fifth of its time rebuilding them). An unhashable user mechanism is not memoised.
+@functools.lru_cache(maxsize=1024)
+def _releases_of(mechanism: KitMechanism) -> tuple[Release, ...]:
+    return mechanism._build_releases()
+
+
+@functools.lru_cache(maxsize=1024)
+def _spec_of(mechanism: KitMechanism, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
+    return mechanism._build_spec(n_cells)
+
+
+def _memo(cached: Any, mechanism: KitMechanism, *args: Any) -> Any:
+    try:
+        hash(mechanism)
+    except TypeError:
+        return cached.__wrapped__(mechanism, *args)
+    return cached(mechanism, *args)
 
 
 def _kind(r: Release) -> str:
@@ -1038,10 +1075,17 @@ def _summarize(
     return _sums(spec, outs, valid)
 
 
-@partial(jax.jit, static_argnums=(0,))
-def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
+def fused_sums(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
+    """The summed reports of one padded batch of holders: ``args = (key words, cells, labels,
+    first_holder, n_valid)``, the traced body of :meth:`KitMechanism.privatize_summarize` (and,
+    vectorised over releases, of :func:`ldptree.mechanisms.summarize_many`)."""
     *inputs, n_valid = args
     outs = _outputs(spec, consts, *inputs)
     valid = jnp.arange(outs[0].shape[0]) < n_valid  # padding holders report nothing
     masked = tuple(jnp.where(valid[:, None], o, jnp.zeros_like(o)) for o in outs)
     return _sums(spec, masked, valid)
+
+
+@partial(jax.jit, static_argnums=(0,))
+def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
+    return fused_sums(spec, consts, *args)
