@@ -42,7 +42,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import attrs
 import jax
@@ -792,6 +792,9 @@ class KitMechanism:
         return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
 
 
+_R = TypeVar("_R")
+
+
 # A mechanism is immutable, so its checked releases and its kernel's description are functions of
 # its value: computed once per (mechanism, n_cells), not on every call (a grid of small fits
 # spent a fifth of its time rebuilding them). An unhashable user mechanism is not memoised.
@@ -805,11 +808,12 @@ def _spec_of(mechanism: KitMechanism, n_cells: int) -> tuple[_Spec, tuple[Any, .
     return mechanism._build_spec(n_cells)
 
 
-def _memo(cached: Any, mechanism: KitMechanism, *args: Any) -> Any:
+def _memo(cached: functools._lru_cache_wrapper[_R], mechanism: KitMechanism, *args: Any) -> _R:
     try:
         hash(mechanism)
     except TypeError:
-        return cached.__wrapped__(mechanism, *args)
+        built: _R = cached.__wrapped__(mechanism, *args)
+        return built
     return cached(mechanism, *args)
 
 
