@@ -498,12 +498,20 @@ class KitMechanism:
 
     # -- derived: holder side ----------------------------------------------------------------------
     def _args(
-        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: Any
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        first_holder: Any,
+        rows: int | None = None,
     ) -> tuple[int, tuple[Any, ...]]:
         cells, labels = check_records(cells, labels, n_cells, integer_labels=self.labels().integer)
         n = int(cells.shape[0])
         check_first_holder(first_holder, n)
-        pad = bucket(n, MIN_ROWS) - n
+        pad = (bucket(n, MIN_ROWS) if rows is None else rows) - n
+        if pad < 0:
+            raise ValueError(f"rows={rows} is below the {n} records")
         padded: tuple[Any, Any]
         if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
             padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))
@@ -611,13 +619,22 @@ class KitMechanism:
         return self.summary_stats(spec, _privatize_summarize(spec, consts, *args), n_cells)
 
     def summary_inputs(
-        self, key: PRNGKey, cells: Any, labels: Any, n_cells: int, first_holder: Any
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        first_holder: Any,
+        rows: int | None = None,
     ) -> tuple[_Spec, tuple[Any, ...], tuple[Any, ...]]:
         """The checked inputs of the fused kernel :func:`fused_sums`: its static description,
         the mechanism's constants and ``(key words, cells, labels, first_holder, n_valid)`` with
-        the records padded to a row bucket (``ValueError`` beyond ``max_summary_rows``)."""
+        the records padded to ``rows`` (default: a power-of-two row bucket; padded holders
+        report nothing). ``ValueError`` beyond ``max_summary_rows``."""
         spec, consts = self._spec(n_cells)
-        n, args = self._args(key, cells, labels, n_cells, first_holder)
+        if rows is not None and rows > spec.block and rows % spec.block:
+            rows = None  # the exact float32 blocks of the cross sums need whole blocks
+        n, args = self._args(key, cells, labels, n_cells, first_holder, rows)
         if n > self.max_summary_rows:
             raise ValueError(
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
