@@ -7,9 +7,11 @@ same session with the runs interleaved (baseline, current, baseline, current, ..
 value: the speed-ups are meant to leave the table unchanged.
 
 * ``baseline``: ``git archive <rev>`` of the repository (default: the last commit before the
-  table speed-ups) unpacked into a temporary folder and imported from there;
-* ``current (cold)``: the working tree with an empty JAX compilation cache (a first run);
-* ``current (warm)``: the working tree again with the cache the cold run filled (``--warm``).
+  vectorised grid) unpacked into a temporary folder and imported from there;
+* ``current``: the working tree;
+* ``(cold)``: with an empty JAX compilation cache of its own (a first run); ``(warm)``
+  (``--warm``): again, with the cache its cold run filled. A baseline without the persistent
+  cache runs without one.
 
 Every run is a fresh process (``python -c 'ldptree.cli.main(...)'``) writing to its own temporary
 folder. Results go to stdout and ``benchmarks/results/bench_table.md`` (git-ignored).
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import csv
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -34,23 +37,35 @@ from pathlib import Path
 
 from _revisions import ROOT, export
 
-#: The last commit before the table speed-ups (RR constants traced, CART memo, host routing).
-DEFAULT_BASELINE = "10faaca"
+#: The last commit before the vectorised grid (``fit_many``: an oracle cell's rounds batched).
+#: (The first wave's table speed-ups were measured against ``10faaca``.)
+DEFAULT_BASELINE = "f886b7a"
 DEFAULT_DATASETS = ("abalone", "ccpp_power_plant", "cpusmall", "concrete")
 
 
-def _run(source: Path, argv: list[str], out: Path, cache: str) -> tuple[float, float, float]:
-    """Wall seconds and the load averages before and after one CLI run from ``source``."""
+def _run(source: Path, argv: list[str], out: Path, cache: str) -> tuple[float, float, float, float]:
+    """Wall seconds, CPU seconds (the child and its workers) and the load averages before and
+    after one CLI run from ``source``."""
     full = [*argv, "--out", str(out)]
     code = f"import sys; from ldptree.cli import main; sys.exit(main({full!r}))"
     env = dict(os.environ, PYTHONPATH=str(source), LDPTREE_JAX_CACHE=cache)
     env.pop("JAX_COMPILATION_CACHE_DIR", None)
     load_before = os.getloadavg()[0]
+    cpu_before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     subprocess.run(
         [sys.executable, "-c", code], env=env, cwd=source, check=True, capture_output=True
     )
-    return time.perf_counter() - start, load_before, os.getloadavg()[0]
+    wall = time.perf_counter() - start
+    cpu_after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (cpu_after.ru_utime - cpu_before.ru_utime) + (cpu_after.ru_stime - cpu_before.ru_stime)
+    return wall, cpu, load_before, os.getloadavg()[0]
+
+
+def _has_cache_switch(source: Path) -> bool:
+    """Whether the revision in ``source`` reads ``LDPTREE_JAX_CACHE`` (a persistent cache)."""
+    cache = source / "ldptree" / "_jax_cache.py"
+    return cache.exists() and "LDPTREE_JAX_CACHE" in cache.read_text()
 
 
 def _values(path: Path) -> dict[tuple[str, ...], float]:
@@ -99,41 +114,57 @@ def main(argv: list[str] | None = None) -> int:
         "--jobs",
         str(args.jobs),
     ]
-    rows: list[tuple[str, int, float, float, float]] = []
+    rows: list[tuple[str, int, float, float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="ldptree-bench-table-") as tmp:
         tmp_path = Path(tmp)
         baseline = export(args.baseline, tmp_path)
         outputs: dict[str, Path] = {}
         for r in range(args.rounds):
-            cache = tmp_path / f"jax-cache-{r}"  # empty: the current code's first run
-            runs = [("baseline", baseline, "off"), ("current (cold)", ROOT, str(cache))]
+            # each revision's own cache folder, empty for its cold run; the warm runs reuse it
+            base_cache, cache = tmp_path / f"base-cache-{r}", tmp_path / f"jax-cache-{r}"
+            runs = [
+                ("baseline (cold)", baseline, str(base_cache)),
+                ("current (cold)", ROOT, str(cache)),
+            ]
             if args.warm:
-                runs.append(("current (warm)", ROOT, str(cache)))
+                runs += [
+                    ("baseline (warm)", baseline, str(base_cache)),
+                    ("current (warm)", ROOT, str(cache)),
+                ]
             for label, source, cache_setting in runs:
                 out = tmp_path / f"{label.split()[0]}-{r}-{len(rows)}"
-                seconds, before, after = _run(source, cli, out, cache_setting)
-                rows.append((label, r, seconds, before, after))
+                if "baseline" in label and not _has_cache_switch(baseline):
+                    cache_setting = "off"  # a revision without LDPTREE_JAX_CACHE: no cache
+                seconds, cpu, before, after = _run(source, cli, out, cache_setting)
+                rows.append((label, r, seconds, cpu, before, after))
                 outputs.setdefault(label, out / "runs.csv")
-                print(f"{label:16s} round {r}: {seconds:8.1f} s  load {before:.1f} -> {after:.1f}")
-        same = _compare(outputs["baseline"], outputs["current (cold)"])
+                print(
+                    f"{label:16s} round {r}: {seconds:8.1f} s wall {cpu:8.1f} s CPU  "
+                    f"load {before:.1f} -> {after:.1f}",
+                    flush=True,
+                )
+        same = _compare(outputs["baseline (cold)"], outputs["current (cold)"])
 
     def mean(label: str) -> float:
-        times = [s for name, _, s, _, _ in rows if name == label]
+        times = [s for name, _, s, *_ in rows if name == label]
         return sum(times) / len(times)
 
-    base = mean("baseline")
+    def ratio(label: str) -> str:
+        base = mean(label.replace("current", "baseline"))
+        return f"{base / mean(label):.2f}x" if "current" in label else "1.00x"
+
     lines = [
         f"# bench_table: `ldptree {' '.join(cli)}`",
         "",
         f"baseline `{args.baseline}` vs working tree, {args.rounds} interleaved round(s), "
         f"{os.cpu_count()} CPUs",
         "",
-        "| run | round | wall s | load before | load after |",
-        "|---|---:|---:|---:|---:|",
-        *(f"| {n} | {r} | {s:.1f} | {b:.1f} | {a:.1f} |" for n, r, s, b, a in rows),
+        "| run | round | wall s | CPU s | load before | load after |",
+        "|---|---:|---:|---:|---:|---:|",
+        *(f"| {n} | {r} | {s:.1f} | {c:.1f} | {b:.1f} | {a:.1f} |" for n, r, s, c, b, a in rows),
         "",
         *(
-            f"- {label}: mean {mean(label):.1f} s, speed-up {base / mean(label):.2f}x"
+            f"- {label}: mean {mean(label):.1f} s, speed-up over the baseline {ratio(label)}"
             for label in dict.fromkeys(n for n, *_ in rows)
         ),
         f"- table values, baseline vs current: {same}",

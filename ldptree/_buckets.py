@@ -14,3 +14,11 @@ def bucket(size: int, minimum: int = 1) -> int:
     """Smallest power of two ``>= max(size, minimum)``."""
     size = max(int(size), minimum, 1)
     return 1 << (size - 1).bit_length()
+
+
+def fine_bucket(size: int, minimum: int = MIN_ROWS, steps: int = 16) -> int:
+    """``size`` rounded up to a multiple of ``max(minimum, bucket(size) / steps)``: padding at
+    most ``2 / steps`` of the size, for kernels compiled once per data set (an experiment's
+    fits share their holder count) rather than once per call; never above :func:`bucket`."""
+    step = max(minimum, bucket(size, minimum) // steps)
+    return max(step, -(-max(int(size), 1) // step) * step)

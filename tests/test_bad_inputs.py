@@ -15,7 +15,7 @@ baselines      7      ``DECONVRegressor``, ``PSGDClassifier``, ``PGLMClassifier`
 partitioner    5      ``MaxEdgePartitioner``, ``RangeScaler.fit``
 partition      10     ``Partition.from_json`` (malformed JSON and fields)
 mechanism      13     RR-Laplace, cell-class, Duchi, piecewise mechanisms and ``privatize``
-accountant     7      ``verify_ldp``, ``audit_ldp``
+accountant     8      ``verify_ldp``, ``audit_ldp``
 datasets       11     ``read_manifest``, ``load_dataset`` (manifest, CHECKSUMS, CSV, links)
 config         8      ``load_config`` (TOML)
 cli            4      ``ldptree`` command line (exit status 2 and a message naming the option)
@@ -516,6 +516,12 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         lambda t: audit_ldp(rr(), n_cells=2, label_bound=1.0, key=KEY, confidence=1.5),
         ValueError,
         "confidence must lie",
+    ),
+    (
+        "accountant-audit-huge-n-cells",
+        lambda t: audit_ldp(rr(), n_cells=2**40, label_bound=1.0, key=KEY),
+        ValueError,
+        r"n_cells=1099511627776 with n_samples=200000 would privatize",
     ),
     # -- datasets ----------------------------------------------------------------------------
     (

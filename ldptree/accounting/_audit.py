@@ -230,6 +230,10 @@ def _choose(sx: FloatArray, sy: FloatArray, a: float, delta: float, favours_x: b
     return float(candidates[int(np.argmax(values))])
 
 
+#: Largest number of report coordinates (holders x cells) one audit call privatizes at once.
+MAX_AUDIT_COORDINATES = 2**28
+
+
 def audit_ldp(
     mechanism: Mechanism,
     *,
@@ -294,6 +298,13 @@ def audit_ldp(
     if n_select < 10 or per_record - n_select < 10:
         raise ValueError(
             f"n_samples={n_samples} gives {per_record} reports per record: too few to audit"
+        )
+    if 2 * per_record * n_cells > MAX_AUDIT_COORDINATES:
+        raise ValueError(
+            f"n_cells={n_cells} with n_samples={n_samples} would privatize "
+            f"{2 * per_record} holders' reports of up to {n_cells} coordinates each in one call; "
+            f"keep 2 * (n_samples / {len(records)} records) * n_cells <= 2**28 (audit fewer "
+            "cells: a cell release treats cells alike, so a few suffice, or fewer samples)"
         )
     dtype = np.int32 if integer else np.float32
 

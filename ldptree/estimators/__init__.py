@@ -22,6 +22,7 @@ from ldptree.estimators._functional import (
 )
 from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpdt import LPDTRegressor
+from ldptree.estimators._many import PendingFit, RoundPlan, fit_many, run_rounds
 from ldptree.estimators._protocol import holder_summary, release_key, run_round
 
 __all__ = [
@@ -31,13 +32,16 @@ __all__ = [
     "LPCTPrunedClassifier",
     "LPDTRegressor",
     "LeafFit",
+    "PendingFit",
     "ReportCollector",
+    "RoundPlan",
     "SimulatedState",
     "SimulatedSumAggregator",
     "SumAggregator",
     "SumState",
     "UnknownClassWarning",
     "check_mechanism_fits",
+    "fit_many",
     "holder_summary",
     "lpct_fit",
     "lpct_leaves",
@@ -48,4 +52,5 @@ __all__ = [
     "private_round",
     "release_key",
     "run_round",
+    "run_rounds",
 ]

@@ -53,18 +53,25 @@ from ldptree.estimators._composition import (
 )
 from ldptree.estimators._default_mechanism import regression_mechanism
 from ldptree.estimators._functional import lpdt_leaves
+from ldptree.estimators._many import PendingFit, RoundPlan
 from ldptree.estimators._protocol import (
     budget_ledger,
     check_fit_rows,
     fit_scaler,
     resolve_label_bound,
-    stream_round,
 )
 from ldptree.estimators._readout import cell_means, shrinkage_strength
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
-from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, ReportT, StatsT
+from ldptree.protocols import (
+    AggregatorFactory,
+    CellEstimates,
+    Mechanism,
+    Partitioner,
+    ReportT,
+    StatsT,
+)
 
 _OUTSIDE = ("clamp", "zero")
 #: ``readout=`` choices (class docstring).
@@ -236,6 +243,15 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
         iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
         order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
+        pending = self._start_fit(X, y, X_public=X_public, y_public=y_public)
+        return pending.finish(pending.round.run())
+
+    def _start_fit(
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
+    ) -> PendingFit[LPDTRegressor]:
+        """:meth:`fit` up to its round: checks, partition, mechanism and charge; the round to run
+        and the read-out that completes the fit (:func:`~ldptree.estimators.fit_many` runs the
+        rounds of many fits together)."""
         aggregator = check_components(
             "LPDTRegressor", rule=self.rule, mechanism=self.mechanism, aggregator=self.aggregator
         )
@@ -277,41 +293,52 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1, partition.n_leaves)  # refuse an unknown variance now
         readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
-        chunks = ((scaler.transform(Xc), yc) for Xc, yc in rows.chunks(chunk))
-        estimates = stream_round(
-            partition, mechanism, chunks, key=key_noise, chunk_size=chunk, aggregator=aggregator
+        plan = RoundPlan(
+            partition=partition,
+            mechanism=mechanism,
+            rows=rows,
+            scaler=scaler,
+            key=key_noise,
+            chunk_size=chunk,
+            aggregator=aggregator,
         )
-        if auto_ratio:
-            min_ratio = _auto_ratio(mechanism, estimates.n, partition.n_leaves)
 
-        default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
-        if yq is not None:
-            public_cells = np.asarray(partition.cells(Xq_scaled))
-            public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
-        else:
-            public_mean = np.full(partition.n_leaves, default)
-        strength = 0.0
-        if readout == "shrink":  # public: n, the mechanism's variance and the label bound
-            strength = shrinkage_strength(mechanism, partition.n_leaves, estimates.n, bound) or 0.0
-        leaves = lpdt_leaves(estimates, public_mean, min_ratio=min_ratio, strength=strength)
+        def finish(estimates: CellEstimates) -> LPDTRegressor:
+            ratio = (
+                _auto_ratio(mechanism, estimates.n, partition.n_leaves) if auto_ratio else min_ratio
+            )
+            default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
+            if yq is not None:
+                public_cells = np.asarray(partition.cells(Xq_scaled))
+                public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
+            else:
+                public_mean = np.full(partition.n_leaves, default)
+            strength = 0.0
+            if readout == "shrink":  # public: n, the mechanism's variance and the label bound
+                strength = (
+                    shrinkage_strength(mechanism, partition.n_leaves, estimates.n, bound) or 0.0
+                )
+            leaves = lpdt_leaves(estimates, public_mean, min_ratio=ratio, strength=strength)
 
-        self.n_features_in_ = d
-        self.max_depth_ = depth
-        self.scaler_ = scaler
-        self.partition_ = partition
-        self.mechanism_ = mechanism
-        self.mechanism_choice_ = choice
-        self.label_bound_ = bound
-        self.estimates_ = estimates
-        self.public_leaf_mean_ = public_mean
-        self.leaf_values_ = leaves.values
-        self.used_fallback_ = leaves.used_fallback
-        self.readout_ = readout
-        self.shrinkage_ = strength
-        self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
-        self.privacy_ = ledger.total
-        self.privacy_certificate_ = charge.certificate
-        return self
+            self.n_features_in_ = d
+            self.max_depth_ = depth
+            self.scaler_ = scaler
+            self.partition_ = partition
+            self.mechanism_ = mechanism
+            self.mechanism_choice_ = choice
+            self.label_bound_ = bound
+            self.estimates_ = estimates
+            self.public_leaf_mean_ = public_mean
+            self.leaf_values_ = leaves.values
+            self.used_fallback_ = leaves.used_fallback
+            self.readout_ = readout
+            self.shrinkage_ = strength
+            self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
+            self.privacy_ = ledger.total
+            self.privacy_certificate_ = charge.certificate
+            return self
+
+        return PendingFit(plan, finish)
 
     def predict(self, X: Any) -> FloatArray:
         """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""

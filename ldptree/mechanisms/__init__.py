@@ -10,6 +10,7 @@ from those declarations. The library's mechanisms are compared in the documentat
 library page.
 """
 
+from ldptree.mechanisms._batch import SummaryJob, summarize_many
 from ldptree.mechanisms._channel import MatrixNoise, matrix_noise
 from ldptree.mechanisms._choose import (
     MechanismChoice,
@@ -102,6 +103,7 @@ __all__ = [
     "RRLaplaceReport",
     "RealLabels",
     "SplitChoice",
+    "SummaryJob",
     "SupportsVariance",
     "UnaryFlip",
     "cell_indicator",
@@ -113,4 +115,5 @@ __all__ = [
     "matrix_noise",
     "optimal_split",
     "predicted_error",
+    "summarize_many",
 ]

@@ -38,10 +38,11 @@ float32 arithmetic and affect only unbiasedness, never privacy).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, ClassVar, NamedTuple
+from typing import Any, ClassVar, NamedTuple, TypeVar
 
 import attrs
 import jax
@@ -409,6 +410,9 @@ class KitMechanism:
         return PrivacySpend(epsilon=float(self.epsilon), parts=self.budget_parts())
 
     def _checked_releases(self) -> tuple[Release, ...]:
+        return _memo(_releases_of, self)
+
+    def _build_releases(self) -> tuple[Release, ...]:
         releases = tuple(self.releases())
         labels = self.labels()
         names = [r.name for r in releases]
@@ -461,6 +465,9 @@ class KitMechanism:
         return _INT32_LIMIT // max(bounds)
 
     def _spec(self, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
+        return _memo(_spec_of, self, n_cells)
+
+    def _build_spec(self, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
         releases = self._checked_releases()
         labels = self.labels()
         cross = self._cross(releases)
@@ -497,6 +504,7 @@ class KitMechanism:
         labels: Any,
         n_cells: int,
         first_holder: Any,
+        rows: int | None = None,
         n_holders: Any = None,
     ) -> tuple[int, tuple[Any, ...]]:
         cells, labels = check_records(cells, labels, n_cells, integer_labels=self.labels().integer)
@@ -505,7 +513,9 @@ class KitMechanism:
         if n > records:
             raise ValueError(f"n_holders must be <= the number of records ({records}), got {n}")
         check_first_holder(first_holder, n)
-        pad = bucket(records, MIN_ROWS) - records
+        pad = (bucket(records, MIN_ROWS) if rows is None else rows) - records
+        if pad < 0:
+            raise ValueError(f"rows={rows} is below the {records} records")
         padded: tuple[Any, Any]
         if isinstance(cells, jax.core.Tracer) or isinstance(labels, jax.core.Tracer):
             padded = (jnp.pad(cells.astype(jnp.int32), (0, pad)), jnp.pad(labels, (0, pad)))
@@ -624,14 +634,36 @@ class KitMechanism:
         compiled kernel serves both: the sums equal those of the first ``n_holders`` records
         alone, bit for bit (each holder's words depend only on the key and its index).
         """
+        spec, consts, args = self.summary_inputs(
+            key, cells, labels, n_cells, first_holder, n_holders=n_holders
+        )
+        return self.summary_stats(spec, _privatize_summarize(spec, consts, *args), n_cells)
+
+    def summary_inputs(
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        first_holder: Any,
+        rows: int | None = None,
+        *,
+        n_holders: int | None = None,
+    ) -> tuple[_Spec, tuple[Any, ...], tuple[Any, ...]]:
+        """The checked inputs of the fused kernel :func:`fused_sums`: its static description,
+        the mechanism's constants and ``(key words, cells, labels, first_holder, n_valid)`` with
+        the records padded to ``rows`` (default: a power-of-two row bucket; padded holders
+        report nothing; ``n_valid`` is ``n_holders``, default every record). ``ValueError``
+        beyond ``max_summary_rows``."""
         spec, consts = self._spec(n_cells)
-        n, args = self._args(key, cells, labels, n_cells, first_holder, n_holders)
+        if rows is not None and rows > spec.block and rows % spec.block:
+            rows = None  # the exact float32 blocks of the cross sums need whole blocks
+        n, args = self._args(key, cells, labels, n_cells, first_holder, rows, n_holders)
         if n > self.max_summary_rows:
             raise ValueError(
                 f"{n} holders exceed max_summary_rows={self.max_summary_rows}; use smaller chunks"
             )
-        sums = _privatize_summarize(spec, consts, *args, np.int32(n))
-        return self._stats(spec, sums, n_cells)
+        return spec, consts, (*args, np.int32(n))
 
     # -- derived: curator side ---------------------------------------------------------------------
     def summarize(self, reports: Any, n_cells: int) -> dict[str, Any]:
@@ -660,7 +692,7 @@ class KitMechanism:
             else:
                 a = jnp.pad(a, ((0, rows - n), (0, 0)))
             padded.append(a)
-        return self._stats(spec, _summarize(spec, tuple(padded), np.int32(n)), n_cells)
+        return self.summary_stats(spec, _summarize(spec, tuple(padded), np.int32(n)), n_cells)
 
     def _names(self) -> list[str]:
         return [r.name for r in self._checked_releases()]
@@ -674,7 +706,8 @@ class KitMechanism:
         cross = self._cross(self._checked_releases())
         return names + [f"{names[i]}*{names[k]}" for i, k in cross]
 
-    def _stats(self, spec: _Spec, sums: Any, n_cells: int) -> dict[str, Any]:
+    def summary_stats(self, spec: _Spec, sums: Any, n_cells: int) -> dict[str, Any]:
+        """The named statistics (:meth:`stat_names`) of the kernels' raw sums."""
         host = sums if isinstance(sums[0], jax.core.Tracer) else jax.device_get(sums)
         names = self._names()
         out: dict[str, Any] = {}
@@ -800,6 +833,31 @@ class KitMechanism:
             # every real label (module docstring)
             return ReportLaw(blocks=tuple(blocks), label_levels=labels.domain(), assemble=assemble)
         return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
+
+
+_R = TypeVar("_R")
+
+
+# A mechanism is immutable, so its checked releases and its kernel's description are functions of
+# its value: computed once per (mechanism, n_cells), not on every call (a grid of small fits
+# spent a fifth of its time rebuilding them). An unhashable user mechanism is not memoised.
+@functools.lru_cache(maxsize=1024)
+def _releases_of(mechanism: KitMechanism) -> tuple[Release, ...]:
+    return mechanism._build_releases()
+
+
+@functools.lru_cache(maxsize=1024)
+def _spec_of(mechanism: KitMechanism, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
+    return mechanism._build_spec(n_cells)
+
+
+def _memo(cached: functools._lru_cache_wrapper[_R], mechanism: KitMechanism, *args: Any) -> _R:
+    try:
+        hash(mechanism)
+    except TypeError:
+        built: _R = cached.__wrapped__(mechanism, *args)
+        return built
+    return cached(mechanism, *args)
 
 
 def _kind(r: Release) -> str:
@@ -1064,9 +1122,20 @@ def _summarize(
     return _sums(spec, outs, valid)
 
 
-#: Rows per step of the fused kernel's loop (a power of two, like the row buckets): a block's
-#: intermediates (its holders' words and one-hot cell rows) stay in cache, and rows that only pad
-#: a batch to an already compiled shape cost nothing beyond the block they end in.
+def fused_sums(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
+    """The summed reports of one padded batch of holders: ``args = (key words, cells, labels,
+    first_holder, n_valid)``, the traced body of :meth:`KitMechanism.privatize_summarize` (and,
+    vectorised over releases, of :func:`ldptree.mechanisms.summarize_many`)."""
+    *inputs, n_valid = args
+    outs = _outputs(spec, consts, *inputs)
+    valid = jnp.arange(outs[0].shape[0]) < n_valid  # padding holders report nothing
+    masked = tuple(jnp.where(valid[:, None], o, jnp.zeros_like(o)) for o in outs)
+    return _sums(spec, masked, valid)
+
+
+#: Most rows per step of the fused kernel's loop (a power of two): a block's intermediates (its
+#: holders' words and one-hot cell rows) stay in cache, and rows that only pad a batch to an
+#: already compiled shape cost nothing beyond the block they end in.
 _SUMMARY_BLOCK = 1 << 13
 
 
@@ -1080,18 +1149,17 @@ def _privatize_summarize(
     first_holder: jax.Array,
     n_valid: jax.Array,
 ) -> tuple[jax.Array, ...]:
-    """Exact sums of the reports of the first ``n_valid`` rows, block by block: the loop runs
-    over the blocks that hold holders only (exact int32 sums, so blocking changes no bit)."""
-    block = min(int(cells.shape[0]), _SUMMARY_BLOCK)
+    """:func:`fused_sums` block by block, in a loop over the blocks that hold holders only (the
+    sums are exact int32 sums, so blocking changes no bit)."""
+    rows = int(cells.shape[0])
+    block = min(rows & -rows, _SUMMARY_BLOCK)  # the largest power of two dividing rows, capped
 
     def part(start: jax.Array) -> tuple[jax.Array, ...]:
-        # rows start .. start + block - 1, i.e. holders first_holder + start, ...
+        # rows start .. start + block - 1: holders first_holder + start, ...
         c = jax.lax.dynamic_slice_in_dim(cells, start, block)
         lab = jax.lax.dynamic_slice_in_dim(labels, start, block)
-        outs = _outputs(spec, consts, key_data, c, lab, first_holder + start.astype(jnp.uint32))
-        valid = start + jnp.arange(block) < n_valid  # padding holders report nothing
-        masked = tuple(jnp.where(valid[:, None], o, jnp.zeros_like(o)) for o in outs)
-        return _sums(spec, masked, valid)
+        first = first_holder + start.astype(jnp.uint32)
+        return fused_sums(spec, consts, key_data, c, lab, first, n_valid - start)
 
     def step(i: jax.Array, acc: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         return tuple(a + b for a, b in zip(acc, part(i * block), strict=True))

@@ -19,10 +19,13 @@ import numpy as np
 
 def check_records(
     cells: Any, labels: Any, n_cells: int, *, integer_labels: bool
-) -> tuple[jax.Array, jax.Array]:
+) -> tuple[Any, Any]:
     """``(int cells[n], labels[n])`` (real labels as float32), or raise naming the argument.
 
     Real labels must not be NaN (a NaN survives clipping); class codes must be integers.
+    Concrete records stay NumPy arrays in the dtypes ``jnp.asarray`` would give them (a kernel
+    call transfers them once; a device copy here would be a dispatch per check); traced ones
+    stay traced.
     """
     if int(n_cells) < 1:
         raise ValueError(f"n_cells must be >= 1, got {n_cells}")
@@ -34,7 +37,7 @@ def check_records(
                 f"labels must be {'integer class codes' if integer_labels else 'real numbers'}, "
                 f"got dtype {np.asarray(labels).dtype}"
             )
-    labels = jnp.asarray(labels) if integer_labels else jnp.asarray(labels, dtype=jnp.float32)
+    labels = _as_array(labels, None if integer_labels else np.float32)
     if cells.ndim != 1 or labels.shape != cells.shape:
         raise ValueError(
             f"cells and labels must be 1-d of equal length, got {cells.shape} and {labels.shape}"
@@ -71,7 +74,17 @@ def _concrete_cells(cells: Any, n_cells: int) -> Any:
         lo, hi = int(concrete.min()), int(concrete.max())
         if lo < 0 or hi >= int(n_cells):
             raise ValueError(f"cells must lie in [0, {n_cells}), got values in [{lo}, {hi}]")
-    return jax.device_put(concrete)  # jnp.asarray's array, by a transfer (no jitted program)
+    return _as_array(concrete, None)
+
+
+def _as_array(x: Any, dtype: Any) -> Any:
+    """``jnp.asarray(x, dtype)`` for a traced ``x``; for a concrete one the same values and dtype
+    (JAX's canonical dtype: ``int64`` becomes ``int32`` unless 64-bit mode is on) as a NumPy
+    array."""
+    if isinstance(x, jax.core.Tracer):
+        return jnp.asarray(x, dtype=dtype)
+    arr = np.asarray(x, dtype=dtype)
+    return arr.astype(jax.dtypes.canonicalize_dtype(arr.dtype), copy=False)
 
 
 def check_first_holder(first_holder: Any, n_holders: int) -> None:

@@ -211,3 +211,24 @@ def test_worker_processes_give_the_same_rows(tmp_path):
     two = run_experiment(experiment, tmp_path / "two", progress=False, jobs=2)
     key = lambda row: (row["dataset"], row["rep"])  # noqa: E731
     assert sorted(_rows_without_time(one), key=key) == sorted(_rows_without_time(two), key=key)
+
+
+def test_oracle_grid_fitted_together_gives_the_point_by_point_rows(tmp_path, monkeypatch):
+    """The oracle fits a cell's grid with fit_many (rounds batched); the rows are those of
+    fitting grid point by grid point, value for value."""
+    from ldptree.experiments import _tuning
+
+    grid = Grid({"max_depth": (1, 2), "min_samples_leaf": (5,), "budget_split": (0.3, 0.5, 0.7)})
+    experiment = Experiment(
+        "t",
+        [source()],
+        ["lpdt-m", "lpdt-v"],
+        (2.0, 6.0),
+        2,
+        OracleTuning({"lpdt-m": grid, "lpdt-v": grid}),
+    )
+    together = _rows_without_time(run_experiment(experiment, tmp_path / "a", progress=False))
+    monkeypatch.setattr(_tuning, "_fit_grid", lambda cell, points: None)
+    alone = _rows_without_time(run_experiment(experiment, tmp_path / "b", progress=False))
+    assert len(together) == 2 * 2 * 2 * 6  # methods x epsilons x repetitions x grid points
+    assert together == alone
