@@ -22,6 +22,7 @@ Classes (:mod:`._classes`): ``classes_`` comes from ``y_public`` and/or ``classe
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -58,12 +59,12 @@ from ldptree.estimators._lpct_readout import (
     public_class_counts,
     simplex_projection,
 )
+from ldptree.estimators._many import PendingFit, RoundPlan
 from ldptree.estimators._protocol import (
     AGGREGATE_ROUTING_ROWS,
     budget_ledger,
     check_fit_rows,
     fit_scaler,
-    stream_round,
 )
 from ldptree.estimators._prune import PRUNE_RULES
 from ldptree.estimators._rows import is_chunk_stream
@@ -124,7 +125,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             simulation=self.simulation,
         )
 
-    def _fit_round(
+    def _start_round(
         self,
         X: Any,
         y: Any,
@@ -135,10 +136,11 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         collect: bool,
         aggregator: AggregatorFactory,
         binary: bool = False,
-    ) -> tuple[Partition, CellEstimates | None, FloatArray]:
-        """Validate, grow the partition on public data, and (if ``collect``) run the private
-        round through ``aggregator``. Returns the partition, the private estimates and the public
-        counts ``[L, K]``."""
+    ) -> tuple[Partition, RoundPlan | None, FloatArray]:
+        """Validate, grow the partition on public data, certify and charge the mechanism, and
+        (if ``collect``) set up the private round through ``aggregator``. Returns the partition,
+        the round to run (``None`` without ``collect``) and the public counts ``[L, K]``; the
+        round's estimates go to :meth:`_end_round`."""
         epsilon = check_epsilon(self.epsilon, "epsilon")
         margin = check_real(self.feature_margin, "feature_margin")
         check_choice(self.outside, "outside", _OUTSIDE)
@@ -192,20 +194,17 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             )
             certificate = charge.certificate
             ledger = ledger.record(charge.entry, charge.spend)
-        estimates = None
+        plan = None
         if collect:
-            chunk = self._chunk(mechanism, n_cells, simulated)
-            chunks = (
-                (scaler.transform(Xc), encode_labels(yc, classes, "y"))
-                for Xc, yc in rows.chunks(chunk)
-            )
-            estimates = stream_round(
-                partition,
-                mechanism,
-                chunks,
+            plan = RoundPlan(
+                partition=partition,
+                mechanism=mechanism,
+                rows=rows,
+                scaler=scaler,
                 key=key_noise,
-                chunk_size=chunk,
+                chunk_size=self._chunk(mechanism, n_cells, simulated),
                 aggregator=aggregator,
+                labels=functools.partial(encode_labels, classes=classes, name="y"),
             )
         self.classes_ = classes
         self.n_features_in_ = d
@@ -214,12 +213,15 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.partition_ = partition
         self.mechanism_ = mechanism if collect else None
         self.mechanism_choice_ = choice if collect else None
-        self.estimates_ = estimates
         self.public_class_counts_ = public
         self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
         self.privacy_ = self.privacy_ledger_.total
         self.privacy_certificate_ = certificate
-        return partition, estimates, public
+        return partition, plan, public
+
+    def _end_round(self, estimates: CellEstimates | None) -> CellEstimates | None:
+        self.estimates_ = estimates
+        return estimates
 
     def _chunk(self, mechanism: Mechanism, n_cells: int, aggregate: bool = False) -> int:
         if self.chunk_size is not None:
@@ -388,10 +390,17 @@ class LPCTClassifier(_LPCTBase):
         ``X`` may be memory-mapped or an iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``
         (read chunk by chunk, holders numbered in order; as :meth:`LPDTRegressor.fit
         <ldptree.LPDTRegressor.fit>`)."""
+        return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
+
+    def _start_fit(
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
+    ) -> PendingFit[LPCTClassifier]:
+        """:meth:`fit` up to its round (as :meth:`LPDTRegressor._start_fit
+        <ldptree.LPDTRegressor._start_fit>`; ``lam=inf`` collects no round)."""
         aggregator = self._components()
         lam = check_lam(self.lam)
         check_choice(self.fallback, "fallback", FALLBACKS)
-        _, estimates, _ = self._fit_round(
+        _, plan, _ = self._start_round(
             X,
             y,
             X_public,
@@ -400,14 +409,21 @@ class LPCTClassifier(_LPCTBase):
             collect=not math.isinf(lam),
             aggregator=aggregator,
         )
-        self.private_class_counts_: FloatArray | None = (
-            None if estimates is None else private_class_counts(estimates, self.classes_.shape[0])
-        )
-        self.lam_ = lam
-        eta, fell_back = self._eta(lam)
-        self.used_fallback_ = fell_back
-        self._set_leaves(eta)
-        return self
+
+        def finish(round_estimates: CellEstimates | None) -> LPCTClassifier:
+            estimates = self._end_round(round_estimates)
+            self.private_class_counts_: FloatArray | None = (
+                None
+                if estimates is None
+                else private_class_counts(estimates, self.classes_.shape[0])
+            )
+            self.lam_ = lam
+            eta, fell_back = self._eta(lam)
+            self.used_fallback_ = fell_back
+            self._set_leaves(eta)
+            return self
+
+        return PendingFit(plan, finish)
 
     def _eta(self, lam: float) -> tuple[FloatArray, np.ndarray[Any, Any]]:
         if self.estimates_ is None and not math.isinf(lam):
@@ -532,6 +548,13 @@ class LPCTPrunedClassifier(_LPCTBase):
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPCTPrunedClassifier:
         """Grow a deep partition on public data, collect one report per private row, prune."""
+        return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
+
+    def _start_fit(
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
+    ) -> PendingFit[LPCTPrunedClassifier]:
+        """:meth:`fit` up to its round (as :meth:`LPDTRegressor._start_fit
+        <ldptree.LPDTRegressor._start_fit>`)."""
         aggregator = self._components()
         epsilon = check_epsilon(self.epsilon, "epsilon")
         c = check_positive(self.C, "C")
@@ -545,7 +568,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         n_private = _n_rows(X, y, self.max_depth, self.min_depth)
         n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
-        partition, estimates, public = self._fit_round(
+        partition, plan, public = self._start_round(
             X,
             y,
             X_public,
@@ -555,23 +578,29 @@ class LPCTPrunedClassifier(_LPCTBase):
             aggregator=aggregator,
             binary=True,
         )
-        assert estimates is not None  # collect=True
-        result = lpct_pruned_leaves(
-            partition,
-            estimates,
-            public,
-            epsilon=epsilon,
-            max_depth=max_depth,
-            min_depth=min_depth,
-            rule=rule,
-            c=c,
-        )
-        self.max_depth_, self.min_depth_ = max_depth, min_depth
-        self.prune_ = result
-        self.leaf_node_ = result.leaf_node
-        eta = result.leaf_eta
-        self._set_leaves(np.column_stack([1.0 - eta, eta]))
-        return self
+        assert plan is not None  # collect=True
+
+        def finish(round_estimates: CellEstimates | None) -> LPCTPrunedClassifier:
+            estimates = self._end_round(round_estimates)
+            assert estimates is not None  # collect=True
+            result = lpct_pruned_leaves(
+                partition,
+                estimates,
+                public,
+                epsilon=epsilon,
+                max_depth=max_depth,
+                min_depth=min_depth,
+                rule=rule,
+                c=c,
+            )
+            self.max_depth_, self.min_depth_ = max_depth, min_depth
+            self.prune_ = result
+            self.leaf_node_ = result.leaf_node
+            eta = result.leaf_eta
+            self._set_leaves(np.column_stack([1.0 - eta, eta]))
+            return self
+
+        return PendingFit(plan, finish)
 
 
 def _n_rows(X: Any, y: Any, max_depth: Any, min_depth: Any) -> int:

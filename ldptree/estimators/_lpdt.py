@@ -243,8 +243,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
         iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
         order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
-        pending = self._start_fit(X, y, X_public=X_public, y_public=y_public)
-        return pending.finish(pending.round.run())
+        return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
 
     def _start_fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
@@ -303,7 +302,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             aggregator=aggregator,
         )
 
-        def finish(estimates: CellEstimates) -> LPDTRegressor:
+        def finish(round_estimates: CellEstimates | None) -> LPDTRegressor:
+            assert round_estimates is not None  # an LPDT fit always has a round
+            estimates = round_estimates
             ratio = (
                 _auto_ratio(mechanism, estimates.n, partition.n_leaves) if auto_ratio else min_ratio
             )

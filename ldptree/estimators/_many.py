@@ -2,8 +2,9 @@
 
 A fit is: checks, the public partition, the mechanism and its charge (host work on public data);
 then the *round*, where every holder privatizes its record and the curator sums the reports;
-then the read-out. An estimator that supports staged fits splits ``fit`` at the round
-(``_start_fit`` returns a :class:`RoundPlan` and the read-out that completes it, a
+then the read-out. An estimator that supports staged fits (:class:`~ldptree.LPDTRegressor`,
+:class:`~ldptree.LPCTClassifier`, :class:`~ldptree.LPCTPrunedClassifier`) splits ``fit`` at the
+round (``_start_fit`` returns a :class:`RoundPlan` and the read-out that completes it, a
 :class:`PendingFit`). :func:`fit_many` starts every fit, runs the rounds with :func:`run_rounds`
 and completes them, so a grid over depths, leaf sizes and budget splits becomes:
 
@@ -50,6 +51,7 @@ T = TypeVar("T")
 @attrs.frozen(eq=False)
 class RoundPlan:
     """One fit's round as the estimator set it up: the private ``rows`` scaled by ``scaler``,
+    their labels passed through ``labels`` (e.g. class labels to codes; ``None``: as they are),
     routed through ``partition``, privatized by ``mechanism`` with ``key`` (the fit's noise key;
     the release digest is folded in by the round) and summed by ``aggregator``."""
 
@@ -60,10 +62,15 @@ class RoundPlan:
     key: PRNGKey
     chunk_size: int
     aggregator: AggregatorFactory
+    labels: Callable[[Any], Any] | None = None
 
     def chunks(self) -> Iterator[tuple[FloatArray, Any]]:
         """``(scaled rows, labels)`` pieces of at most ``chunk_size`` holders, in holder order."""
-        raw = ((self.scaler.transform(Xc), yc) for Xc, yc in self.rows.chunks(self.chunk_size))
+        convert = self.labels
+        raw = (
+            (self.scaler.transform(Xc), yc if convert is None else convert(yc))
+            for Xc, yc in self.rows.chunks(self.chunk_size)
+        )
         return split_chunks(raw, self.chunk_size)
 
     def run(self) -> CellEstimates:
@@ -90,15 +97,21 @@ class RoundPlan:
 
 @attrs.frozen(eq=False)
 class PendingFit(Generic[T]):
-    """A started fit: its round, and the read-out that completes the estimator from the
-    round's estimates (``finish(round.run())`` is ``fit``)."""
+    """A started fit: its round (``None`` when the fit collects no reports), and the read-out
+    that completes the estimator from the round's estimates (:meth:`run` is ``fit``)."""
 
-    round: RoundPlan
-    finish: Callable[[CellEstimates], T]
+    round: RoundPlan | None
+    finish: Callable[[CellEstimates | None], T]
+
+    def run(self) -> T:
+        """The fit: the round as ``fit`` runs it, then the read-out."""
+        return self.finish(None if self.round is None else self.round.run())
 
 
-def _scaler_id(scaler: RangeScaler) -> bytes:
-    return np.asarray(scaler.lo).tobytes() + np.asarray(scaler.hi).tobytes()
+def _rows_id(plan: RoundPlan) -> tuple[bytes, Any]:
+    """Plans with equal ids read the same scaled rows and labels (given the same private data)."""
+    scaler = plan.scaler
+    return (np.asarray(scaler.lo).tobytes() + np.asarray(scaler.hi).tobytes(), plan.labels)
 
 
 def run_rounds(plans: Sequence[RoundPlan]) -> list[CellEstimates]:
@@ -107,7 +120,7 @@ def run_rounds(plans: Sequence[RoundPlan]) -> list[CellEstimates]:
     their scaled chunks and routes are shared between plans with equal scalers and the same
     partition object."""
     out: list[CellEstimates | None] = [None] * len(plans)
-    scaled: dict[bytes, list[tuple[FloatArray, Any]]] = {}
+    scaled: dict[Hashable, list[tuple[FloatArray, Any]]] = {}
     routes: dict[Hashable, list[Any]] = {}
     jobs: list[SummaryJob] = []
     owners: list[tuple[int, int]] = []  # (plan, rows in the job) for each job
@@ -116,7 +129,7 @@ def run_rounds(plans: Sequence[RoundPlan]) -> list[CellEstimates]:
             out[index] = plan.run()
             continue
         assert isinstance(plan.mechanism, KitMechanism)
-        sid = _scaler_id(plan.scaler)
+        sid = _rows_id(plan)
         if sid not in scaled:
             scaled[sid] = [(Xc, holder_labels(yc)) for Xc, yc in plan.chunks()]
         chunks = scaled[sid]
@@ -173,7 +186,9 @@ def fit_many(
             fitted[index] = estimator.fit(X, y, X_public=X_public, y_public=y_public)
         else:
             pending.append((index, start(X, y, X_public=X_public, y_public=y_public)))
-    estimates = run_rounds([p.round for _, p in pending])
-    for (index, p), e in zip(pending, estimates, strict=True):
-        fitted[index] = p.finish(e)
+    with_round = [(index, p) for index, p in pending if p.round is not None]
+    estimates = run_rounds([p.round for _, p in with_round if p.round is not None])
+    done = {index: e for (index, _), e in zip(with_round, estimates, strict=True)}
+    for index, p in pending:
+        fitted[index] = p.finish(done.get(index))
     return fitted

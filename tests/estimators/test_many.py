@@ -10,6 +10,7 @@ import pytest
 
 from ldptree.estimators import (
     LPCTClassifier,
+    LPCTPrunedClassifier,
     LPDTRegressor,
     ReportCollector,
     fit_many,
@@ -77,17 +78,39 @@ def test_run_rounds_equals_each_plans_own_round() -> None:
         np.testing.assert_array_equal(got.label_sum, want.label_sum)
 
 
-def test_estimators_without_staged_fits_are_fitted_with_fit() -> None:
+def _classifiers() -> list[Any]:
+    return [
+        LPCTClassifier(epsilon=2.0, max_depth=2, random_state=0),  # auto mechanism
+        LPCTClassifier(epsilon=2.0, max_depth=3, random_state=1, mechanism="paper", lam=5.0),
+        LPCTClassifier(epsilon=1.0, max_depth=3, random_state=2, lam=float("inf")),  # no round
+        LPCTClassifier(epsilon=1.0, max_depth=2, random_state=3, simulation="aggregate"),
+        LPCTPrunedClassifier(epsilon=2.0, max_depth=4, random_state=4),
+        _Unstaged(LPCTClassifier(epsilon=2.0, max_depth=2, random_state=5)),
+    ]
+
+
+class _Unstaged:
+    """An estimator without ``_start_fit``: fit_many must call its ``fit``."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+
+    def fit(self, X: Any, y: Any, *, X_public: Any, y_public: Any) -> Any:
+        return self.inner.fit(X, y, X_public=X_public, y_public=y_public)
+
+
+def test_classifiers_fitted_together_equal_their_own_fits() -> None:
     rng = np.random.default_rng(2)
-    X, Xq = rng.random((400, 2)), rng.random((100, 2))
+    X, Xq = rng.random((600, 2)), rng.random((150, 2))
     c, cq = (X[:, 0] > 0.5).astype(int), (Xq[:, 0] > 0.5).astype(int)
-    alone = LPCTClassifier(epsilon=2.0, max_depth=2, random_state=0).fit(
-        X, c, X_public=Xq, y_public=cq
-    )
-    (together,) = fit_many(
-        [LPCTClassifier(epsilon=2.0, max_depth=2, random_state=0)], X, c, X_public=Xq, y_public=cq
-    )
-    np.testing.assert_array_equal(alone.predict(Xq), together.predict(Xq))
+    alone = [m.fit(X, c, X_public=Xq, y_public=cq) for m in _classifiers()]
+    together = fit_many(_classifiers(), X, c, X_public=Xq, y_public=cq)
+    for a, b in zip(alone, together, strict=True):
+        np.testing.assert_array_equal(a.predict_proba(Xq), b.predict_proba(Xq))
+        assert (a.estimates_ is None) == (b.estimates_ is None)
+        if a.estimates_ is not None:
+            np.testing.assert_array_equal(a.estimates_.count, b.estimates_.count)
+    assert together[2].estimates_ is None  # lam=inf collects no reports
 
 
 def test_fit_many_needs_rereadable_rows() -> None:
