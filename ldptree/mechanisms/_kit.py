@@ -1124,8 +1124,8 @@ def _summarize(
 
 def fused_sums(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
     """The summed reports of one padded batch of holders: ``args = (key words, cells, labels,
-    first_holder, n_valid)``, the traced body of :meth:`KitMechanism.privatize_summarize` (and,
-    vectorised over releases, of :func:`ldptree.mechanisms.summarize_many`)."""
+    first_holder, n_valid)`` (:func:`blocked_sums` runs it block by block;
+    :func:`ldptree.mechanisms.summarize_many` vectorises it over releases)."""
     *inputs, n_valid = args
     outs = _outputs(spec, consts, *inputs)
     valid = jnp.arange(outs[0].shape[0]) < n_valid  # padding holders report nothing
@@ -1139,8 +1139,7 @@ def fused_sums(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
 _SUMMARY_BLOCK = 1 << 13
 
 
-@partial(jax.jit, static_argnums=(0,))
-def _privatize_summarize(
+def blocked_sums(
     spec: _Spec,
     consts: Any,
     key_data: jax.Array,
@@ -1150,7 +1149,8 @@ def _privatize_summarize(
     n_valid: jax.Array,
 ) -> tuple[jax.Array, ...]:
     """:func:`fused_sums` block by block, in a loop over the blocks that hold holders only (the
-    sums are exact int32 sums, so blocking changes no bit)."""
+    sums are exact int32 sums, so blocking changes no bit): the traced body of
+    :meth:`KitMechanism.privatize_summarize`."""
     rows = int(cells.shape[0])
     block = min(rows & -rows, _SUMMARY_BLOCK)  # the largest power of two dividing rows, capped
 
@@ -1168,3 +1168,8 @@ def _privatize_summarize(
     # the first block starts the sums (zero when n_valid = 0: every row is masked)
     total: tuple[jax.Array, ...] = jax.lax.fori_loop(1, blocks, step, part(jnp.int32(0)))
     return total
+
+
+@partial(jax.jit, static_argnums=(0,))
+def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
+    return blocked_sums(spec, consts, *args)
