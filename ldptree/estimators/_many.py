@@ -108,10 +108,12 @@ class PendingFit(Generic[T]):
         return self.finish(None if self.round is None else self.round.run())
 
 
-def _rows_id(plan: RoundPlan) -> tuple[bytes, Any]:
-    """Plans with equal ids read the same scaled rows and labels (given the same private data)."""
+def _rows_id(plan: RoundPlan) -> tuple[bytes, Any, int]:
+    """Plans with equal ids read the same scaled rows and labels in the same chunks (given the
+    same private data; the chunk size matters to the mechanism's ``max_summary_rows``)."""
     scaler = plan.scaler
-    return (np.asarray(scaler.lo).tobytes() + np.asarray(scaler.hi).tobytes(), plan.labels)
+    bounds = np.asarray(scaler.lo).tobytes() + np.asarray(scaler.hi).tobytes()
+    return (bounds, plan.labels, plan.chunk_size)
 
 
 def run_rounds(plans: Sequence[RoundPlan]) -> list[CellEstimates]:
@@ -171,8 +173,11 @@ def fit_many(
 
     Each estimator ends exactly as ``estimator.fit(X, y, X_public=X_public, y_public=y_public)``
     leaves it; estimators without staged fits (``_start_fit``) are fitted with ``fit``. ``X``
-    must be re-readable (an array or a memory map, not a one-shot iterable of chunks). Returns
-    the fitted estimators in order."""
+    must be re-readable (an array or a memory map, not a one-shot iterable of chunks). The
+    scaled rows and their routes are held in memory for the whole call (one copy per distinct
+    scaling and chunk size, one route per distinct partition): this is for grids on data that
+    fit in memory; stream a large data set through each estimator's ``fit``. Returns the fitted
+    estimators in order."""
     if not isinstance(X, np.ndarray | jax.Array) and not hasattr(X, "__array__"):
         raise TypeError(
             "fit_many reads X once per distinct scaling, so X must be an array or a memory map, "
