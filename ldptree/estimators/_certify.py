@@ -33,6 +33,7 @@ from typing import Any
 
 import attrs
 
+from ldptree._memo import memoised
 from ldptree.accounting._law import VerifiableMechanism
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate, verify_ldp
@@ -74,12 +75,7 @@ def certify(
 ) -> LDPCertificate:
     """``verify_ldp`` of ``mechanism`` for ``n_cells`` cells over the widened label range
     (module docstring), cached when the mechanism is hashable."""
-    domain = _widened(label_bound)
-    try:
-        hash(mechanism)
-    except TypeError:
-        return verify_ldp(mechanism, n_cells=n_cells, label_bound=domain)
-    return _cached(mechanism, n_cells, domain)
+    return memoised(_cached, mechanism, n_cells, _widened(label_bound))
 
 
 def _declared(mechanism: Any, epsilon: float) -> PrivacySpend | None:

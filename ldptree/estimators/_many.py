@@ -31,12 +31,13 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree.estimators._aggregate import SumAggregator, SumState, to_host
+from ldptree.estimators._aggregate import SumAggregator, SumState
 from ldptree.estimators._protocol import (
-    holder_labels,
+    host_labels,
     release_key,
     split_chunks,
     stream_round,
+    summary_state,
 )
 from ldptree.estimators._rows import PrivateRows
 from ldptree.mechanisms._batch import SummaryJob, summarize_many
@@ -133,7 +134,7 @@ def run_rounds(plans: Sequence[RoundPlan]) -> list[CellEstimates]:
         assert isinstance(plan.mechanism, KitMechanism)
         sid = _rows_id(plan)
         if sid not in scaled:
-            scaled[sid] = [(Xc, holder_labels(yc)) for Xc, yc in plan.chunks()]
+            scaled[sid] = [(Xc, host_labels(yc)) for Xc, yc in plan.chunks()]
         chunks = scaled[sid]
         route_id = (sid, id(plan.partition))
         if route_id not in routes:
@@ -151,8 +152,7 @@ def run_rounds(plans: Sequence[RoundPlan]) -> list[CellEstimates]:
             first += m
     parts: dict[int, list[SumState]] = {}
     for (index, m), stats in zip(owners, summarize_many(jobs), strict=True):
-        part = SumState(n=m, stats=jax.tree_util.tree_map(to_host, stats))
-        parts.setdefault(index, []).append(part)
+        parts.setdefault(index, []).append(summary_state(m, stats))
     for index, states in parts.items():
         plan = plans[index]
         bound = SumAggregator(mechanism=plan.mechanism, n_cells=plan.partition.n_leaves)

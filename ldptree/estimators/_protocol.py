@@ -443,7 +443,9 @@ def holder_summary(
     summarised anywhere (another process or machine) and merged with
     :meth:`SumAggregator.merge <ldptree.estimators._aggregate.SumAggregator.merge>`.
     """
-    labels = holder_labels(y)
+    # the kit checks and pads records on the host: a device copy of the labels would only be
+    # copied back; any other mechanism gets them as JAX arrays, as before
+    labels = host_labels(y) if isinstance(mechanism, KitMechanism) else holder_labels(y)
     rows = int(labels.shape[0])
     m = rows if holders is None else holders
     extra: dict[str, int] = {}
@@ -454,15 +456,32 @@ def holder_summary(
             cells, labels = cells[:m], labels[:m]
     fused = getattr(mechanism, "privatize_summarize", None)
     if fused is not None and m <= getattr(mechanism, "max_summary_rows", 0):
-        stats = jax.tree_util.tree_map(
-            to_host, fused(key, cells, labels, n_cells, first_holder=first_holder, **extra)
+        return summary_state(
+            m, fused(key, cells, labels, n_cells, first_holder=first_holder, **extra)
         )
-        return SumState(n=m, stats=stats)
     if extra:
         cells, labels = cells[:m], labels[:m]
     aggregator = SumAggregator(mechanism=mechanism, n_cells=n_cells)
     reports = mechanism.privatize(key, cells, labels, n_cells, first_holder=first_holder)
     return aggregator.update(aggregator.init(), reports)
+
+
+def summary_state(m: int, stats: Any) -> SumState:
+    """The aggregator state of ``m`` holders' summed reports ``stats``, widened for exact
+    summation (:func:`~ldptree.estimators._aggregate.to_host`)."""
+    return SumState(n=m, stats=jax.tree_util.tree_map(to_host, stats))
+
+
+def host_labels(y: Any) -> Any:
+    """:func:`holder_labels` without the transfer: concrete labels as a NumPy array (real labels
+    as float32, rounded to nearest as on the device; class codes as they are), traced ones as
+    :func:`holder_labels` gives them."""
+    if isinstance(y, jax.core.Tracer):
+        return holder_labels(y)
+    host = np.asarray(y)
+    if jax.numpy.issubdtype(host.dtype, jax.numpy.floating):
+        host = host.astype(np.float32)
+    return host
 
 
 def holder_labels(y: Any) -> jax.Array:
@@ -473,12 +492,9 @@ def holder_labels(y: Any) -> jax.Array:
         if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
             labels = labels.astype(np.float32)
         return labels
-    # concrete labels are converted on the host (round to nearest, as on the device) and
-    # transferred, which runs no jitted program (jnp.asarray traces one per new shape)
-    host = np.asarray(y)
-    if jax.numpy.issubdtype(host.dtype, jax.numpy.floating):
-        host = host.astype(np.float32)
-    out: jax.Array = jax.device_put(host)  # integer codes: JAX's canonical integer dtype
+    # concrete labels are converted on the host and transferred, which runs no jitted program
+    # (jnp.asarray traces one per new shape); integer codes get JAX's canonical integer dtype
+    out: jax.Array = jax.device_put(host_labels(y))
     return out
 
 

@@ -42,7 +42,7 @@ import functools
 import math
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import Any, ClassVar, NamedTuple, TypeVar
+from typing import Any, ClassVar, NamedTuple
 
 import attrs
 import jax
@@ -50,6 +50,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
+from ldptree._memo import memoised
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree._xp import as_float, namespace
@@ -410,7 +411,7 @@ class KitMechanism:
         return PrivacySpend(epsilon=float(self.epsilon), parts=self.budget_parts())
 
     def _checked_releases(self) -> tuple[Release, ...]:
-        return _memo(_releases_of, self)
+        return memoised(_releases_of, self)
 
     def _build_releases(self) -> tuple[Release, ...]:
         releases = tuple(self.releases())
@@ -465,7 +466,7 @@ class KitMechanism:
         return _INT32_LIMIT // max(bounds)
 
     def _spec(self, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
-        return _memo(_spec_of, self, n_cells)
+        return memoised(_spec_of, self, n_cells)
 
     def _build_spec(self, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
         releases = self._checked_releases()
@@ -835,12 +836,10 @@ class KitMechanism:
         return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
 
 
-_R = TypeVar("_R")
-
-
 # A mechanism is immutable, so its checked releases and its kernel's description are functions of
 # its value: computed once per (mechanism, n_cells), not on every call (a grid of small fits
-# spent a fifth of its time rebuilding them). An unhashable user mechanism is not memoised.
+# spent a fifth of its time rebuilding them). An unhashable user mechanism is not memoised
+# (:func:`~ldptree._memo.memoised`).
 @functools.lru_cache(maxsize=1024)
 def _releases_of(mechanism: KitMechanism) -> tuple[Release, ...]:
     return mechanism._build_releases()
@@ -849,15 +848,6 @@ def _releases_of(mechanism: KitMechanism) -> tuple[Release, ...]:
 @functools.lru_cache(maxsize=1024)
 def _spec_of(mechanism: KitMechanism, n_cells: int) -> tuple[_Spec, tuple[Any, ...]]:
     return mechanism._build_spec(n_cells)
-
-
-def _memo(cached: functools._lru_cache_wrapper[_R], mechanism: KitMechanism, *args: Any) -> _R:
-    try:
-        hash(mechanism)
-    except TypeError:
-        built: _R = cached.__wrapped__(mechanism, *args)
-        return built
-    return cached(mechanism, *args)
 
 
 def _kind(r: Release) -> str:
