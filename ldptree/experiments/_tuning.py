@@ -131,8 +131,9 @@ def _fit_grid(cell: Cell, points: list[dict[str, Any]]) -> list[tuple[Any, float
     (:func:`ldptree.estimators.fit_many`: one routing per distinct partition, one vectorised
     kernel call per group of rounds sharing a compiled shape; the same predictions bit for bit as
     fitting point by point). A point's seconds are the grid's wall time divided by the number of
-    points. ``None`` when a point refuses (:class:`NotApplicableError`): the caller then fits
-    point by point and skips the refusals."""
+    points. ``None`` when a point refuses (:class:`NotApplicableError`) or the method's fits are
+    not staged (nothing to run together): the caller then fits point by point and skips the
+    refusals."""
     start = time.perf_counter()
     s = cell.split
     try:
@@ -140,6 +141,8 @@ def _fit_grid(cell: Cell, points: list[dict[str, Any]]) -> list[tuple[Any, float
             cell.spec.build(cell.epsilon, params, cell.seed("fit", index))
             for index, params in enumerate(points)
         ]
+        if not all(hasattr(model, "_start_fit") for model in models):
+            return None  # e.g. the histograms: fitting them here would only fit them twice
         fit_many(models, s.X_train, s.y_train, X_public=s.X_public, y_public=s.y_public)
     except NotApplicableError:
         return None
