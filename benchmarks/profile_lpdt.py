@@ -34,11 +34,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree import LPDTRegressor
-from ldptree.estimators._aggregate import SumAggregator
 from ldptree.estimators._protocol import fit_scaler
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._random import holder_words, key_words
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
+from ldptree.rounds._aggregators import SumAggregator
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 N_FEATURES = 10

@@ -35,10 +35,10 @@ import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int
-from ldptree.estimators._aggregate import SumAggregator, SumState
 from ldptree.estimators._protocol import holder_summary, release_key, split_chunks
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import CellEstimates, Mechanism
+from ldptree.rounds._aggregators import SumAggregator, SumState
 
 
 def _dask() -> Any:

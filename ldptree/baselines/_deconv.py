@@ -64,11 +64,8 @@ from ldptree._validation import (
     check_real,
 )
 from ldptree._xp import float_dtype, namespace
-from ldptree.estimators._aggregate import ReportCollector
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
-from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._protocol import (
-    budget_ledger,
     check_fit_data,
     fit_scaler,
     fold_round,
@@ -76,6 +73,8 @@ from ldptree.estimators._protocol import (
 )
 from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
 from ldptree.partitions._partition import Partition
+from ldptree.rounds._aggregators import ReportCollector
+from ldptree.rounds._charge import budget_ledger, certified_spend
 
 GUARDS = ("public_mean", "none")
 #: Allowed ``bandwidth`` range (on features scaled to ``[0, 1]``).

@@ -30,14 +30,11 @@ from ldptree._validation import (
     check_vector,
 )
 from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
-from ldptree.estimators._aggregate import SimulatedSumAggregator
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import check_components, check_mechanism, route
 from ldptree.estimators._lpct_readout import private_class_counts
 from ldptree.estimators._protocol import (
-    budget_ledger,
     check_fit_data,
     fit_scaler,
     resolve_label_bound,
@@ -47,6 +44,8 @@ from ldptree.estimators._readout import ratio_with_fallback
 from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
 from ldptree.mechanisms._laplace_cell_label import LaplaceCellLabelMechanism
 from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, ReportT, StatsT
+from ldptree.rounds._aggregators import SimulatedSumAggregator
+from ldptree.rounds._charge import budget_ledger, certified_spend
 
 _REPORT_NUMBERS = 2**24  # holders per chunk x cells: bounds the report batch in memory
 

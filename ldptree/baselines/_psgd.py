@@ -58,7 +58,8 @@ from ldptree.accounting._spend import PrivacySpend
 from ldptree.baselines._privunit import PrivUnitG
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler
+from ldptree.estimators._protocol import check_fit_data, fit_scaler
+from ldptree.rounds import budget_ledger
 
 __all__ = ["PSGDClassifier", "psgd_spend"]
 

@@ -1,13 +1,5 @@
 """Aggregators, read-outs and the estimators composed from them."""
 
-from ldptree.estimators._aggregate import (
-    CollectedState,
-    ReportCollector,
-    SimulatedState,
-    SimulatedSumAggregator,
-    SumAggregator,
-    SumState,
-)
 from ldptree.estimators._classes import UnknownClassWarning
 from ldptree.estimators._fits import ESTIMATOR_NEEDS, check_mechanism_fits
 from ldptree.estimators._functional import (
@@ -24,6 +16,14 @@ from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.estimators._many import PendingFit, RoundPlan, fit_many, run_rounds
 from ldptree.estimators._protocol import holder_summary, release_key, run_round
+from ldptree.rounds._aggregators import (
+    CollectedState,
+    ReportCollector,
+    SimulatedState,
+    SimulatedSumAggregator,
+    SumAggregator,
+    SumState,
+)
 
 __all__ = [
     "ESTIMATOR_NEEDS",

@@ -32,8 +32,8 @@ from sklearn.utils.validation import validate_data
 
 from ldptree._validation import NotFittedError, check_real_dtype, check_vector
 from ldptree.estimators._classes import check_class_labels, encode_labels
-from ldptree.estimators._rows import is_chunk_stream, is_memory_mapped
 from ldptree.preprocessing._warn import warn_if_private_preprocessing
+from ldptree.rounds._rows import is_chunk_stream, is_memory_mapped
 
 
 def _init_fields(component: Any) -> dict[str, Any]:
@@ -97,7 +97,7 @@ class BaseEstimator(_SkBaseEstimator):
         Private data read chunk by chunk are not read here: for a memory-mapped ``X`` only its
         shape is checked here (its values are checked chunk by chunk before the round), and an
         iterable of ``(X_chunk, y_chunk)`` pairs (``y=None``) is left to the round entirely
-        (:mod:`ldptree.estimators._rows`); ``fit`` records ``n_features_in_`` then."""
+        (:mod:`ldptree.rounds._rows`); ``fit`` records ``n_features_in_`` then."""
         if is_chunk_stream(X, y):
             warn_if_private_preprocessing(self)
             if hasattr(self, "feature_names_in_"):

@@ -28,7 +28,7 @@ Rows are routed after rounding to JAX's canonical float; pass ``X_scaled`` as fl
 exactly as the host path does whatever the x64 setting.
 
 Privacy: these functions run the mechanism they are given; certifying it and charging its budget
-(:func:`~ldptree.estimators._certify.certified_spend`) is the caller's job, as in the estimators.
+(:func:`~ldptree.rounds._charge.certified_spend`) is the caller's job, as in the estimators.
 """
 
 from __future__ import annotations

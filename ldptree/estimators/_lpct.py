@@ -38,9 +38,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
-from ldptree.estimators._aggregate import SimulatedSumAggregator
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin
-from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import (
     check_components,
@@ -62,12 +60,10 @@ from ldptree.estimators._lpct_readout import (
 from ldptree.estimators._many import PendingFit, RoundPlan
 from ldptree.estimators._protocol import (
     AGGREGATE_ROUTING_ROWS,
-    budget_ledger,
     check_fit_rows,
     fit_scaler,
 )
 from ldptree.estimators._prune import PRUNE_RULES
-from ldptree.estimators._rows import is_chunk_stream
 from ldptree.mechanisms._random import split
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import (
@@ -78,6 +74,9 @@ from ldptree.protocols import (
     ReportT,
     StatsT,
 )
+from ldptree.rounds._aggregators import SimulatedSumAggregator
+from ldptree.rounds._charge import budget_ledger, certified_spend
+from ldptree.rounds._rows import is_chunk_stream
 
 _CRITERIA = ("entropy", "gini")
 _OUTSIDE = ("clamp", "zero")

@@ -44,7 +44,6 @@ from ldptree._validation import (
 )
 from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin
-from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._composition import (
     check_components,
     is_named,
@@ -55,7 +54,6 @@ from ldptree.estimators._default_mechanism import regression_mechanism
 from ldptree.estimators._functional import lpdt_leaves
 from ldptree.estimators._many import PendingFit, RoundPlan
 from ldptree.estimators._protocol import (
-    budget_ledger,
     check_fit_rows,
     fit_scaler,
     resolve_label_bound,
@@ -72,6 +70,7 @@ from ldptree.protocols import (
     ReportT,
     StatsT,
 )
+from ldptree.rounds._charge import budget_ledger, certified_spend
 
 _OUTSIDE = ("clamp", "zero")
 #: ``readout=`` choices (class docstring).

@@ -31,7 +31,6 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree.estimators._aggregate import SumAggregator, SumState
 from ldptree.estimators._protocol import (
     host_labels,
     release_key,
@@ -39,12 +38,13 @@ from ldptree.estimators._protocol import (
     stream_round,
     summary_state,
 )
-from ldptree.estimators._rows import PrivateRows
 from ldptree.mechanisms._batch import SummaryJob, summarize_many
 from ldptree.mechanisms._kit import KitMechanism
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism
+from ldptree.rounds._aggregators import SumAggregator, SumState
+from ldptree.rounds._rows import PrivateRows
 
 T = TypeVar("T")
 

@@ -23,19 +23,8 @@ from ldptree._validation import (
     check_choice,
     check_label_bound,
     check_matrix,
-    check_positive,
     check_vector,
 )
-from ldptree.accounting._ledger import PrivacyLedger
-from ldptree.accounting._spend import PrivacySpend
-from ldptree.estimators._aggregate import (
-    SimulatedSumAggregator,
-    SumAggregator,
-    SumState,
-    to_host,
-)
-from ldptree.estimators._pipeline import map_chunks
-from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
 from ldptree.mechanisms._kit import KitMechanism
 from ldptree.mechanisms._random import fold_in
 from ldptree.partitions._partition import Partition
@@ -49,6 +38,14 @@ from ldptree.protocols import (
     SimulatesHolders,
     StatsT,
 )
+from ldptree.rounds._aggregators import (
+    SimulatedSumAggregator,
+    SumAggregator,
+    SumState,
+    to_host,
+)
+from ldptree.rounds._rows import LabelCheck, PrivateRows, private_rows
+from ldptree.rounds._threads import map_chunks
 
 
 def check_fit_data(
@@ -70,7 +67,7 @@ def check_fit_rows(
     X: Any, y: Any, X_public: Any, y_public: Any, *, check_labels: LabelCheck = check_vector
 ) -> tuple[PrivateRows, FloatArray | None, Any]:
     """As :func:`check_fit_data`, but the private sample is read chunk by chunk
-    (:class:`~ldptree.estimators._rows.PrivateRows`: arrays, memory maps or an iterable of
+    (:class:`~ldptree.rounds._rows.PrivateRows`: arrays, memory maps or an iterable of
     ``(X_chunk, y_chunk)`` pairs with ``y=None``), never copied as a whole."""
     default_compilation_cache()
     rows = private_rows(X, y, check_labels=check_labels)
@@ -260,7 +257,7 @@ def fold_keyed(
     each chunk, summarise its holders' reports, fold them into the aggregator.
 
     ``concurrent`` lets the default aggregator summarise chunks in worker threads
-    (:mod:`~ldptree.estimators._pipeline`; identical sums). With ``concurrent=False`` it is pure
+    (:mod:`~ldptree.rounds._threads`; identical sums). With ``concurrent=False`` it is pure
     given its inputs, so it also runs under ``jax.jit``/``jax.vmap`` with traced keys, chunks
     and partition (the loop is over chunks, whose shapes are static)."""
     n_cells = partition.n_leaves
@@ -441,7 +438,7 @@ def holder_summary(
     Real labels are passed to the mechanism as float32 (its arithmetic), class codes as
     integers. Depends only on ``key``, the holder indices and the records, so chunks may be
     summarised anywhere (another process or machine) and merged with
-    :meth:`SumAggregator.merge <ldptree.estimators._aggregate.SumAggregator.merge>`.
+    :meth:`SumAggregator.merge <ldptree.rounds._aggregators.SumAggregator.merge>`.
     """
     # the kit checks and pads records on the host: a device copy of the labels would only be
     # copied back; any other mechanism gets them as JAX arrays, as before
@@ -468,7 +465,7 @@ def holder_summary(
 
 def summary_state(m: int, stats: Any) -> SumState:
     """The aggregator state of ``m`` holders' summed reports ``stats``, widened for exact
-    summation (:func:`~ldptree.estimators._aggregate.to_host`)."""
+    summation (:func:`~ldptree.rounds._aggregators.to_host`)."""
     return SumState(n=m, stats=jax.tree_util.tree_map(to_host, stats))
 
 
@@ -496,17 +493,3 @@ def holder_labels(y: Any) -> jax.Array:
     # (jnp.asarray traces one per new shape); integer codes get JAX's canonical integer dtype
     out: jax.Array = jax.device_put(host_labels(y))
     return out
-
-
-def budget_ledger(privacy_budget: Any) -> PrivacyLedger:
-    """An empty ledger capped at ``privacy_budget`` (an epsilon; ``None`` means no cap).
-
-    Estimators record their release in it *before* any private row is privatized, so a release
-    over the cap fails with a ``ValueError`` and nothing is spent. The cap is on epsilon only:
-    the delta a certificate reports for the mechanism as sampled is recorded, not capped.
-    """
-    if privacy_budget is None:
-        return PrivacyLedger()
-    return PrivacyLedger(
-        budget=PrivacySpend(epsilon=check_positive(privacy_budget, "privacy_budget"), delta=1.0)
-    )

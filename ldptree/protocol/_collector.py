@@ -22,7 +22,7 @@ collector checks every chunk against its recorded SHA-256 and refuses a store th
 match (``ValueError``), or one written for another published round.
 
 Estimates: :meth:`Collector.estimate` folds all committed reports through the mechanism's exact
-integer ``summarize`` (:class:`~ldptree.estimators._aggregate.SumAggregator`) and ``debias``:
+integer ``summarize`` (:class:`~ldptree.rounds._aggregators.SumAggregator`) and ``debias``:
 the same computation, bit for bit, as the in-process path on the same reports.
 """
 
@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from ldptree.estimators._aggregate import SumAggregator
 from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound, load_published
 from ldptree.protocol._report import REASONS, RejectedReportError, parse_report
 from ldptree.protocols import CellEstimates
+from ldptree.rounds._aggregators import SumAggregator
 
 __all__ = ["Collector"]
 

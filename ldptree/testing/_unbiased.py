@@ -18,8 +18,8 @@ import numpy as np
 from scipy import stats
 
 from ldptree._typing import FloatArray
-from ldptree.estimators._aggregate import SumAggregator
 from ldptree.protocols import Mechanism
+from ldptree.rounds._aggregators import SumAggregator
 
 
 def debiased_runs(

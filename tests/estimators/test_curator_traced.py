@@ -10,7 +10,6 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ldptree.estimators._aggregate import SumAggregator, SumState
 from ldptree.estimators._lpct_readout import (
     class_prior,
     private_class_counts,
@@ -21,6 +20,7 @@ from ldptree.estimators._lpct_readout import (
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms import RRLaplaceMechanism
 from ldptree.protocols import CellEstimates
+from ldptree.rounds._aggregators import SumAggregator, SumState
 
 RTOL = 1e-12
 

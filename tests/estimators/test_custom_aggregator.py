@@ -14,11 +14,11 @@ import pytest
 from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.baselines import PHISTClassifier, PHISTRegressor
 from ldptree.estimators import SimulatedSumAggregator, SumAggregator, run_round
-from ldptree.estimators._aggregate import to_host
 from ldptree.estimators._protocol import release_key
 from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
 from ldptree.partitions import MaxEdgePartitioner
 from ldptree.protocols import AggregatorFactory, SimulatesHolders
+from ldptree.rounds._aggregators import to_host
 
 
 @attrs.frozen
@@ -236,8 +236,8 @@ def test_mechanism_not_implementing_the_protocol_is_refused_at_fit_start() -> No
 def test_report_collector_sums_like_the_default_and_keeps_the_reports(
     data: dict[str, Any],
 ) -> None:
-    from ldptree.estimators._aggregate import ReportCollector
     from ldptree.estimators._protocol import fold_round
+    from ldptree.rounds._aggregators import ReportCollector
 
     mechanism = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
     partition = MaxEdgePartitioner(max_depth=2).fit(data["Xq"], data["yq"])

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from protocol_helpers import make_round
 
-from ldptree.estimators._aggregate import SumAggregator
 from ldptree.mechanisms import LaplaceCellClassMechanism, LaplaceCellLabelMechanism
 from ldptree.protocol import Collector, _collector, holder_report, load_published, parse_report
+from ldptree.rounds._aggregators import SumAggregator
 
 
 def _reports(published: dict[str, Any], n: int, seed: int = 0) -> list[str]:

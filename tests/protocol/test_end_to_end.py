@@ -15,8 +15,8 @@ from typing import Any
 import numpy as np
 from protocol_helpers import make_round
 
-from ldptree.estimators._aggregate import SumAggregator
 from ldptree.protocol import Collector, load_published, parse_report
+from ldptree.rounds._aggregators import SumAggregator
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]

@@ -12,8 +12,8 @@ import pytest
 from ldptree import LPCTClassifier, LPDTRegressor
 from ldptree.accounting import LDPCertificate, PrivacySpend
 from ldptree.baselines import DECONVRegressor, PHISTClassifier, PHISTRegressor
-from ldptree.estimators._certify import certified_spend
 from ldptree.mechanisms import Geometric, LaplaceCellClassMechanism, RRLaplaceMechanism
+from ldptree.rounds._charge import certified_spend
 
 
 @attrs.frozen

@@ -13,7 +13,7 @@ import pytest
 from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree._validation import check_vector
 from ldptree.datasets import lpdt_uniform
-from ldptree.estimators._rows import (
+from ldptree.rounds._rows import (
     _memory_map,
     _release,
     is_chunk_stream,
