@@ -19,6 +19,7 @@ Estimators read predictions out of those estimates (LPDT: ``s_j / c_j``, LPDT pa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol, TypeVar, runtime_checkable
 
 import attrs
@@ -31,7 +32,10 @@ from ldptree.partitions._partition import Partition
 __all__ = [
     "Aggregator",
     "AggregatorFactory",
+    "BatchedSummary",
     "CellEstimates",
+    "FoldsSummaries",
+    "FusedSummary",
     "Mechanism",
     "OwnRoundEstimator",
     "Partition",
@@ -113,8 +117,9 @@ class Mechanism(Protocol[ReportT, StatsT]):
     the round and :func:`~ldptree.accounting.verify_ldp` take ``Mechanism[ReportT, StatsT]``, so
     ``mypy --strict`` rejects a mechanism whose methods do not fit together.
 
-    Optional: ``privatize_summarize(...)`` returning exactly ``summarize(privatize(...))`` in one
-    kernel (simulation fast path), ``max_summary_rows``, and ``spend`` (a ``PrivacySpend``).
+    Optional: the capabilities :class:`FusedSummary` (one kernel from records to summed reports)
+    and :class:`BatchedSummary` (that kernel vectorised over releases), and ``spend`` (a
+    ``PrivacySpend``).
 
     Verification interface (optional, :class:`~ldptree.accounting.VerifiableMechanism`): a
     mechanism whose claim should be *certified* by :func:`~ldptree.accounting.verify_ldp` also
@@ -149,6 +154,70 @@ class Mechanism(Protocol[ReportT, StatsT]):
 
 
 @runtime_checkable
+class FusedSummary(Protocol):
+    """Mechanism capability: one kernel from records to summed reports, no report materialised.
+
+    ``privatize_summarize(key, cells, labels, n_cells, *, first_holder=0, n_holders=None)``
+    returns exactly ``summarize(privatize(key, cells[:m], labels[:m], n_cells,
+    first_holder=first_holder), n_cells)`` with ``m = n_holders`` (default: every record); the
+    rows after the first ``m`` only pad the batch to a length already compiled and add nothing.
+    At most ``max_summary_rows`` records per call (larger batches go through ``privatize`` and
+    ``summarize``). Concrete records reach it as NumPy arrays (real labels as float32, class
+    codes as integers), so a kernel that checks and pads records on the host pays no device
+    round trip. The round uses it for every aggregator that :class:`FoldsSummaries`.
+    """
+
+    @property
+    def max_summary_rows(self) -> int: ...
+
+    def privatize_summarize(
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        *,
+        first_holder: int = 0,
+        n_holders: int | None = None,
+    ) -> Stats: ...
+
+
+@runtime_checkable
+class BatchedSummary(FusedSummary, Protocol):
+    """Mechanism capability: the fused kernel of :class:`FusedSummary`, split so that many
+    releases run as one ``jax.vmap`` call (:func:`~ldptree.estimators.fit_many`'s batch).
+
+    * ``summary_inputs(key, cells, labels, n_cells, first_holder, rows=None)`` returns
+      ``(spec, consts, args)``: a hashable static description, the release's constants and its
+      inputs, records padded to ``rows``;
+    * ``summary_kernel(spec, consts, *args)`` is the pure kernel (the same function object for
+      every release it may be batched with) returning a tuple of sums;
+    * ``summary_stats(spec, sums, n_cells)`` names the kernel's sums as ``summarize`` would.
+
+    Releases whose kernel, ``spec`` and input shapes agree run in one call, each with its own
+    key, records and constants, so every release's statistics are those of its own
+    ``privatize_summarize``, bit for bit.
+    """
+
+    def summary_inputs(
+        self,
+        key: PRNGKey,
+        cells: Any,
+        labels: Any,
+        n_cells: int,
+        first_holder: Any,
+        rows: int | None = None,
+        *,
+        n_holders: int | None = None,
+    ) -> tuple[Any, Any, tuple[Any, ...]]: ...
+
+    @property
+    def summary_kernel(self) -> Callable[..., tuple[jax.Array, ...]]: ...
+
+    def summary_stats(self, spec: Any, sums: Any, n_cells: int) -> Stats: ...
+
+
+@runtime_checkable
 class SupportsAggregateSimulation(Protocol):
     """A mechanism that can draw the *sums* of all holders' reports directly (a simulation device).
 
@@ -176,6 +245,25 @@ class Aggregator(Protocol[S]):
     def merge(self, a: S, b: S) -> S: ...
 
     def finalize(self, state: S) -> CellEstimates: ...
+
+
+@runtime_checkable
+class FoldsSummaries(Protocol[S]):
+    """Aggregator capability: its state can be built from summed statistics, not only reports.
+
+    ``from_summary(n, stats)`` is the state of ``n`` holders whose reports' statistics
+    (``mechanism.summarize``) sum, leaf by leaf, to ``stats`` (leaves widened for exact sums:
+    int64/float64 on the host, JAX's widest types under a trace); it must equal
+    ``update(init(), reports)`` for such reports, and be pure (it may run in worker threads or on
+    cluster workers). With ``merge`` it lets the round take each chunk's sums from the
+    mechanism's fused kernel (:class:`FusedSummary`) without materialising reports, and batch the
+    round with others in :func:`~ldptree.estimators.fit_many`. An aggregator without it receives
+    every chunk's reports through ``update``.
+    """
+
+    def from_summary(self, n: int, stats: Stats) -> S: ...
+
+    def merge(self, a: S, b: S) -> S: ...
 
 
 @runtime_checkable

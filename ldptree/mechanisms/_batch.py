@@ -24,7 +24,7 @@ kernel's work, the holders' random words, shrinks by up to half.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 from typing import Any
 
@@ -34,7 +34,7 @@ import numpy as np
 
 from ldptree._buckets import fine_bucket
 from ldptree._typing import PRNGKey
-from ldptree.mechanisms._kit import KitMechanism, fused_sums
+from ldptree.protocols import BatchedSummary
 
 #: Releases per vectorised call (a short group is padded to it: one compiled shape per kernel).
 BATCH = 8
@@ -47,7 +47,7 @@ class SummaryJob:
     """One release: ``mechanism.privatize_summarize(key, cells, labels, n_cells,
     first_holder=first_holder)``."""
 
-    mechanism: KitMechanism
+    mechanism: BatchedSummary
     key: PRNGKey
     cells: Any
     labels: Any
@@ -55,35 +55,39 @@ class SummaryJob:
     first_holder: int = 0
 
 
-@partial(jax.jit, static_argnums=(0,))
-def _batched_sums(spec: Any, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
-    # the unblocked body: a vectorised loop whose trip count differs between releases runs as a
-    # masked while loop, measured slower on an experiment's few-thousand-row releases
-    return jax.vmap(partial(fused_sums, spec))(consts, *args)
+@partial(jax.jit, static_argnums=(0, 1))
+def _batched_sums(
+    kernel: Callable[..., tuple[jax.Array, ...]], spec: Any, consts: Any, *args: Any
+) -> tuple[jax.Array, ...]:
+    # the kit's unblocked body: a vectorised loop whose trip count differs between releases runs
+    # as a masked while loop, measured slower on an experiment's few-thousand-row releases
+    return jax.vmap(partial(kernel, spec))(consts, *args)
 
 
-def _signature(spec: Any, consts: Any, args: Any) -> tuple[Any, ...]:
-    """What must agree for releases to share one vectorised call: the static description and
-    the shapes and dtypes of every constant and input."""
+def _signature(kernel: Any, spec: Any, consts: Any, args: Any) -> tuple[Any, ...]:
+    """What must agree for releases to share one vectorised call: the kernel, the static
+    description and the shapes and dtypes of every constant and input."""
     leaves = jax.tree_util.tree_leaves((consts, args))
-    return (spec, tuple((np.shape(x), np.asarray(x).dtype.str) for x in leaves))
+    return (kernel, spec, tuple((np.shape(x), np.asarray(x).dtype.str) for x in leaves))
 
 
 def summarize_many(jobs: Sequence[SummaryJob]) -> list[dict[str, Any]]:
     """The statistics of every job, in order (module docstring): equal bit for bit to
     ``[job.mechanism.privatize_summarize(job.key, job.cells, job.labels, job.n_cells,
     first_holder=job.first_holder) for job in jobs]``, with one compiled call per group of
-    releases that share a kernel shape. ``TypeError`` for a job whose mechanism is not a
-    :class:`KitMechanism`; the per-job checks of ``privatize_summarize`` apply."""
+    releases that share a kernel shape. ``TypeError`` for a job whose mechanism lacks the
+    :class:`~ldptree.protocols.BatchedSummary` capability (every kit mechanism has it); the
+    per-job checks of ``privatize_summarize`` apply."""
     prepared = []
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, job in enumerate(jobs):
         if not isinstance(job, SummaryJob):
             raise TypeError(f"jobs[{index}] must be a SummaryJob, got {type(job).__name__}")
-        if not isinstance(job.mechanism, KitMechanism):
+        if not isinstance(job.mechanism, BatchedSummary):
             raise TypeError(
-                f"jobs[{index}].mechanism must be a KitMechanism (the fused kernel is the kit's), "
-                f"got {type(job.mechanism).__name__}"
+                f"jobs[{index}].mechanism must be a KitMechanism or another mechanism with the "
+                f"BatchedSummary capability (a vectorisable fused kernel), got "
+                f"{type(job.mechanism).__name__}"
             )
         spec, consts, args = job.mechanism.summary_inputs(
             job.key,
@@ -93,12 +97,13 @@ def summarize_many(jobs: Sequence[SummaryJob]) -> list[dict[str, Any]]:
             job.first_holder,
             rows=fine_bucket(int(np.shape(job.cells)[0])),
         )
-        prepared.append((spec, consts, args))
-        groups.setdefault(_signature(spec, consts, args), []).append(index)
+        kernel = job.mechanism.summary_kernel
+        prepared.append((kernel, spec, consts, args))
+        groups.setdefault(_signature(kernel, spec, consts, args), []).append(index)
     out: list[dict[str, Any]] = [{} for _ in jobs]
     for members in groups.values():
-        spec = prepared[members[0]][0]
-        rows = int(np.shape(prepared[members[0]][2][1])[0])
+        kernel, spec = prepared[members[0]][:2]
+        rows = int(np.shape(prepared[members[0]][3][1])[0])
         width = min(BATCH, max(1, MAX_BATCH_ROWS // rows))
         width = 1 << (width.bit_length() - 1)  # a power of two: few compiled shapes
         for start in range(0, len(members), width):
@@ -106,9 +111,9 @@ def summarize_many(jobs: Sequence[SummaryJob]) -> list[dict[str, Any]]:
             padded = part + [part[-1]] * (width - len(part))
             consts, args = jax.tree_util.tree_map(
                 lambda *xs: np.stack([np.asarray(x) for x in xs]),
-                *[(prepared[i][1], prepared[i][2]) for i in padded],
+                *[(prepared[i][2], prepared[i][3]) for i in padded],
             )
-            sums = jax.device_get(_batched_sums(spec, consts, *args))
+            sums = jax.device_get(_batched_sums(kernel, spec, consts, *args))
             for b, i in enumerate(part):
                 job = jobs[i]
                 out[i] = job.mechanism.summary_stats(spec, tuple(s[b] for s in sums), job.n_cells)

@@ -666,6 +666,13 @@ class KitMechanism:
             )
         return spec, consts, (*args, np.int32(n))
 
+    @property
+    def summary_kernel(self) -> Callable[..., tuple[jax.Array, ...]]:
+        """The kernel :meth:`summary_inputs` feeds, :func:`fused_sums`: one function for every kit
+        mechanism, so releases of one description share a vectorised call
+        (:class:`~ldptree.protocols.BatchedSummary`)."""
+        return fused_sums
+
     # -- derived: curator side ---------------------------------------------------------------------
     def summarize(self, reports: Any, n_cells: int) -> dict[str, Any]:
         """Exact integer sums of a batch of reports (see :meth:`stat_names`)."""

@@ -21,6 +21,7 @@ is a pytree, so a state can cross a ``jit`` boundary.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -47,6 +48,21 @@ def to_host(x: Any) -> Any:
     return arr.astype(float_dtype(xp))
 
 
+def summary_batches(mechanism: Mechanism, reports: Any, n_cells: int) -> Iterator[tuple[int, Any]]:
+    """``(m, stats)`` for consecutive batches of ``reports``: ``m`` reports each (at most the
+    mechanism's ``max_summary_rows``) and their ``summarize`` statistics, widened by
+    :func:`to_host`."""
+    leaves = jax.tree_util.tree_leaves(reports)
+    if not leaves:
+        raise ValueError("reports must be a non-empty pytree of arrays")
+    n = int(leaves[0].shape[0])
+    step = max(int(getattr(mechanism, "max_summary_rows", n) or n), 1)
+    for start in range(0, n, step):
+        batch = jax.tree_util.tree_map(lambda a, s=start: a[s : s + step], reports)
+        stats = jax.tree_util.tree_map(to_host, mechanism.summarize(batch, n_cells))
+        yield min(step, n - start), stats
+
+
 @attrs.frozen(eq=False)
 class SumState:
     """Aggregated statistics of ``n`` reports (``stats`` is ``None`` before the first batch)."""
@@ -71,16 +87,14 @@ class SumAggregator:
         return SumState()
 
     def update(self, state: SumState, reports: Any) -> SumState:
-        leaves = jax.tree_util.tree_leaves(reports)
-        if not leaves:
-            raise ValueError("reports must be a non-empty pytree of arrays")
-        n = int(leaves[0].shape[0])
-        step = int(getattr(self.mechanism, "max_summary_rows", n) or n)
-        for start in range(0, n, max(step, 1)):
-            batch = jax.tree_util.tree_map(lambda a, s=start: a[s : s + step], reports)
-            summary = jax.tree_util.tree_map(to_host, self.mechanism.summarize(batch, self.n_cells))
-            state = self.merge(state, SumState(n=min(step, n - start), stats=summary))
+        for n, stats in summary_batches(self.mechanism, reports, self.n_cells):
+            state = self.merge(state, self.from_summary(n, stats))
         return state
+
+    def from_summary(self, n: int, stats: Any) -> SumState:
+        """The state of ``n`` holders whose summed statistics are ``stats``
+        (:class:`~ldptree.protocols.FoldsSummaries`), widened for exact summation."""
+        return SumState(n=n, stats=jax.tree_util.tree_map(to_host, stats))
 
     def merge(self, a: SumState, b: SumState) -> SumState:
         if a.stats is None:
