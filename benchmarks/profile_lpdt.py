@@ -1,7 +1,7 @@
 """Where does :meth:`ldptree.LPDTRegressor.fit` spend its time? A stage-by-stage breakdown.
 
-Replays the steps of ``fit`` (``estimators/_lpdt.py`` and ``run_round`` in
-``estimators/_protocol.py``) on the benchmark's synthetic data and times each one separately,
+Replays the steps of ``fit`` (``estimators/_lpdt.py`` and the round engine in
+``rounds/``) on the benchmark's synthetic data and times each one separately,
 synchronising after every stage so that JAX's asynchronous dispatch does not move time between
 stages:
 
@@ -34,11 +34,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree import LPDTRegressor
-from ldptree.estimators._protocol import fit_scaler
+from ldptree.estimators._inputs import fit_scaler
 from ldptree.estimators._readout import cell_means, ratio_with_fallback
 from ldptree.mechanisms._random import holder_words, key_words
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
-from ldptree.rounds._aggregators import SumAggregator
+from ldptree.rounds import SumAggregator
 
 FloatArray = np.ndarray[Any, np.dtype[np.float64]]
 N_FEATURES = 10

@@ -32,7 +32,6 @@ from ldptree.partitions._partition import Partition
 __all__ = [
     "Aggregator",
     "AggregatorFactory",
-    "BatchedSummary",
     "CellEstimates",
     "FoldsSummaries",
     "FusedSummary",
@@ -117,9 +116,8 @@ class Mechanism(Protocol[ReportT, StatsT]):
     the round and :func:`~ldptree.accounting.verify_ldp` take ``Mechanism[ReportT, StatsT]``, so
     ``mypy --strict`` rejects a mechanism whose methods do not fit together.
 
-    Optional: the capabilities :class:`FusedSummary` (one kernel from records to summed reports)
-    and :class:`BatchedSummary` (that kernel vectorised over releases), and ``spend`` (a
-    ``PrivacySpend``).
+    Optional: the capability :class:`FusedSummary` (one kernel from records to summed reports,
+    vectorisable over releases) and ``spend`` (a ``PrivacySpend``).
 
     Verification interface (optional, :class:`~ldptree.accounting.VerifiableMechanism`): a
     mechanism whose claim should be *certified* by :func:`~ldptree.accounting.verify_ldp` also
@@ -155,16 +153,21 @@ class Mechanism(Protocol[ReportT, StatsT]):
 
 @runtime_checkable
 class FusedSummary(Protocol):
-    """Mechanism capability: one kernel from records to summed reports, no report materialised.
+    """Mechanism capability: one kernel from records to summed reports (no report materialised),
+    which many releases can also run as one ``jax.vmap`` call.
 
-    ``privatize_summarize(key, cells, labels, n_cells, *, first_holder=0, n_holders=None)``
-    returns exactly ``summarize(privatize(key, cells[:m], labels[:m], n_cells,
-    first_holder=first_holder), n_cells)`` with ``m = n_holders`` (default: every record); the
-    rows after the first ``m`` only pad the batch to a length already compiled and add nothing.
-    At most ``max_summary_rows`` records per call (larger batches go through ``privatize`` and
-    ``summarize``). Concrete records reach it as NumPy arrays (real labels as float32, class
-    codes as integers), so a kernel that checks and pads records on the host pays no device
-    round trip. The round uses it for every aggregator that :class:`FoldsSummaries`.
+    * ``privatize_summarize(key, cells, labels, n_cells, *, first_holder=0, n_holders=None)`` is
+      exactly ``summarize(privatize(key, cells[:m], labels[:m], n_cells, first_holder=...))``
+      with ``m = n_holders`` (default: every record; later rows only pad the batch to a length
+      already compiled), for at most ``max_summary_rows`` records. Concrete records reach it as
+      NumPy arrays (real labels float32, class codes integers): no device round trip.
+    * For the batch (:func:`~ldptree.estimators.fit_many`): ``summary_inputs(key, cells, labels,
+      n_cells, first_holder, rows=None)`` gives ``(spec, consts, args)`` (a hashable static
+      description, the release's constants, its inputs padded to ``rows``), the pure
+      ``summary_kernel(spec, consts, *args)`` (one function object for every release it may be
+      batched with) returns the sums, and ``summary_stats(spec, sums, n_cells)`` names them.
+      Releases whose kernel, ``spec`` and input shapes agree run in one call, each with its own
+      key, records and constants: every release's statistics are its own, bit for bit.
     """
 
     @property
@@ -180,24 +183,6 @@ class FusedSummary(Protocol):
         first_holder: int = 0,
         n_holders: int | None = None,
     ) -> Stats: ...
-
-
-@runtime_checkable
-class BatchedSummary(FusedSummary, Protocol):
-    """Mechanism capability: the fused kernel of :class:`FusedSummary`, split so that many
-    releases run as one ``jax.vmap`` call (:func:`~ldptree.estimators.fit_many`'s batch).
-
-    * ``summary_inputs(key, cells, labels, n_cells, first_holder, rows=None)`` returns
-      ``(spec, consts, args)``: a hashable static description, the release's constants and its
-      inputs, records padded to ``rows``;
-    * ``summary_kernel(spec, consts, *args)`` is the pure kernel (the same function object for
-      every release it may be batched with) returning a tuple of sums;
-    * ``summary_stats(spec, sums, n_cells)`` names the kernel's sums as ``summarize`` would.
-
-    Releases whose kernel, ``spec`` and input shapes agree run in one call, each with its own
-    key, records and constants, so every release's statistics are those of its own
-    ``privatize_summarize``, bit for bit.
-    """
 
     def summary_inputs(
         self,
@@ -249,17 +234,13 @@ class Aggregator(Protocol[S]):
 
 @runtime_checkable
 class FoldsSummaries(Protocol[S]):
-    """Aggregator capability: its state can be built from summed statistics, not only reports.
-
-    ``from_summary(n, stats)`` is the state of ``n`` holders whose reports' statistics
-    (``mechanism.summarize``) sum, leaf by leaf, to ``stats`` (leaves widened for exact sums:
-    int64/float64 on the host, JAX's widest types under a trace); it must equal
-    ``update(init(), reports)`` for such reports, and be pure (it may run in worker threads or on
-    cluster workers). With ``merge`` it lets the round take each chunk's sums from the
-    mechanism's fused kernel (:class:`FusedSummary`) without materialising reports, and batch the
-    round with others in :func:`~ldptree.estimators.fit_many`. An aggregator without it receives
-    every chunk's reports through ``update``.
-    """
+    """Aggregator capability: ``from_summary(n, stats)`` is the state of ``n`` holders whose
+    reports' statistics (``mechanism.summarize``) sum, leaf by leaf, to ``stats`` (widened for
+    exact sums: int64/float64 on the host, JAX's widest types under a trace). It must equal
+    ``update(init(), reports)`` for such reports and be pure (it may run in worker threads or on
+    cluster workers). With ``merge`` the round then takes each chunk's sums from the mechanism's
+    fused kernel (:class:`FusedSummary`), no report materialised, and ``fit_many`` batches it;
+    an aggregator without it receives every chunk's reports through ``update``."""
 
     def from_summary(self, n: int, stats: Stats) -> S: ...
 
@@ -273,7 +254,7 @@ class AggregatorFactory(Protocol):
     known) and before any report exists.
 
     An aggregator class whose constructor takes ``(mechanism, n_cells)`` is one (the default,
-    :class:`~ldptree.estimators.SumAggregator`, is); so is a ``functools.partial`` of a class with
+    :class:`~ldptree.rounds.SumAggregator`, is); so is a ``functools.partial`` of a class with
     more parameters. What the aggregator may rely on is the mechanism's own algebra: ``update``
     receives one chunk of reports as ``mechanism.privatize`` returns them, and ``finalize`` must
     return unbiased :class:`CellEstimates` (usually ``mechanism.debias`` of summed

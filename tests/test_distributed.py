@@ -1,4 +1,4 @@
-"""ldptree.distributed on a local two-worker Dask cluster (127.0.0.1 only): the monoid reduced
+"""The engine's Dask executor on a local two-worker cluster (127.0.0.1 only): the monoid reduced
 across workers gives the one-process result bit for bit."""
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ import jax
 import numpy as np
 import pytest
 
-from ldptree.distributed import aggregate_reports, load_reports, save_reports, simulate_round
-from ldptree.estimators import SumAggregator, run_round
+from ldptree.distributed import Dask, Reports, load_reports, save_reports
 from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
 from ldptree.partitions import MaxEdgePartitioner
+from ldptree.rounds import PrivateRows, Round, SumAggregator, release_key, run
 
 #: Seconds any wait on the cluster may take before the test fails.
 TIMEOUT = 120
@@ -34,6 +34,37 @@ def setup() -> dict[str, Any]:
     y = np.sin(6 * X[:, 0]) + rng.normal(0, 0.1, 2500)
     mechanism = RRLaplaceMechanism(epsilon=2.0, label_bound=(-1.5, 1.5), budget_split=0.5)
     return {"partition": partition, "X": X, "y": y, "mechanism": mechanism}
+
+
+def _round(partition: Any, mechanism: Any, key: Any, chunk_size: int) -> Round:
+    return Round(
+        partition=partition,
+        mechanism=mechanism,
+        key=release_key(key, mechanism, partition),
+        chunk_size=chunk_size,
+    )
+
+
+def run_round(partition: Any, mechanism: Any, X: Any, y: Any, *, key: Any, chunk_size: int) -> Any:
+    """The round in this process."""
+    return run([_round(partition, mechanism, key, chunk_size)], PrivateRows.of(X, y))[0].estimates
+
+
+def simulate_round(
+    client: Any,
+    partition: Any,
+    mechanism: Any,
+    chunks: Any,
+    *,
+    key: Any,
+    chunk_size: int,
+    max_pending: int = 8,
+    timeout: float,
+) -> Any:
+    """The round with the holders' work on the cluster."""
+    executor = Dask(client, max_pending=max_pending, timeout=timeout)
+    round_ = _round(partition, mechanism, key, chunk_size)
+    return run([round_], PrivateRows.of(chunks), executor=executor)[0].estimates
 
 
 def _equal(a: Any, b: Any) -> None:
@@ -104,15 +135,17 @@ def test_aggregate_reports_from_arrays_futures_and_files(
     whole = aggregator.finalize(
         aggregator.update(aggregator.init(), m.privatize(key, cells, labels, n_cells))
     )
+    executor = Dask(client, timeout=TIMEOUT)
+    collected = Round(partition=s["partition"], mechanism=m)  # reports drawn: no key needed
     paths = []
     for i, part in enumerate(parts[2:]):
         paths.append(tmp_path / f"reports-{i}.npz")
         save_reports(paths[-1], part)
     mixed = [parts[0], client.scatter([parts[1]])[0], *paths]
-    result = aggregate_reports(client, aggregator, mixed, like=parts[0], timeout=TIMEOUT)
+    result = run([collected], Reports(mixed, like=parts[0]), executor=executor)[0].estimates
     _equal(result, whole)
     with pytest.raises(ValueError, match="like"):
-        aggregate_reports(client, aggregator, paths)
+        run([collected], Reports(paths), executor=executor)
     with pytest.raises(ValueError, match="holds 1 arrays"):
         np.savez(tmp_path / "bad.npz", np.zeros(3))
         load_reports(tmp_path / "bad.npz", parts[0])

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from ldptree import LPDTRegressor, _validation
 from ldptree._validation import as_key, key_from_entropy, to_label_bound
-from ldptree.estimators._protocol import resolve_label_bound
+from ldptree.estimators._inputs import resolve_label_bound
 from ldptree.mechanisms import (
     LaplaceCellLabelMechanism,
     LaplaceFeatureLabelMechanism,

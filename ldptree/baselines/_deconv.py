@@ -6,7 +6,7 @@ composition, through the same round as every estimator: the trivial partition (o
 ``X~_i = clip(x_i) + Lap(b_X)^d`` and ``Y~_i = clip(y_i) + Lap(b_Y)``; ``b_X = 2 d / eps`` and
 ``b_Y = 2 R / eps = 4 M / eps`` at the default even split, sensitivities ``d`` and ``R`` derived
 there) x an aggregator that keeps the reports
-(:class:`~ldptree.estimators.ReportCollector`) x a curator-side Nadaraya-Watson
+(:class:`~ldptree.rounds.ReportCollector`) x a curator-side Nadaraya-Watson
 read-out with the *deconvolution kernel* of Laplace errors:
 
     m^(x) = sum_i Y~_i W_i(x) / sum_i W_i(x),    W_i(x) = prod_k K*((x_k - X~_ik) / h),
@@ -64,17 +64,24 @@ from ldptree._validation import (
     check_real,
 )
 from ldptree._xp import float_dtype, namespace
-from ldptree.estimators._base import BaseEstimator, RegressorMixin
-from ldptree.estimators._protocol import (
+from ldptree.estimators import (
+    BaseEstimator,
+    RegressorMixin,
     check_fit_data,
     fit_scaler,
-    fold_round,
     resolve_label_bound,
 )
-from ldptree.mechanisms._laplace_features import LaplaceFeatureLabelMechanism
-from ldptree.partitions._partition import Partition
-from ldptree.rounds._aggregators import ReportCollector
-from ldptree.rounds._charge import budget_ledger, certified_spend
+from ldptree.mechanisms import LaplaceFeatureLabelMechanism
+from ldptree.partitions import Partition
+from ldptree.rounds import (
+    PrivateRows,
+    ReportCollector,
+    Round,
+    budget_ledger,
+    certified_spend,
+    release_key,
+    run,
+)
 
 GUARDS = ("public_mean", "none")
 #: Allowed ``bandwidth`` range (on features scaled to ``[0, 1]``).
@@ -219,17 +226,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         privacy_budget: float | None = None,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.bandwidth = bandwidth
-        self.feature_share = feature_share
-        self.label_bound = label_bound
-        self.guard = guard
-        self.denominator_floor = denominator_floor
-        self.test_chunk = test_chunk
-        self.holder_chunk = holder_chunk
-        self.chunk_size = chunk_size
-        self.privacy_budget = privacy_budget
-        self.random_state = random_state
+        self._keep(locals())
 
     def _check_read_out(self) -> tuple[float, float, int, int]:
         h = check_positive(self.bandwidth, "bandwidth")
@@ -262,21 +259,21 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         charge = certified_spend(mechanism, n_cells=1, label_bound=bound)
         ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
         scaler = fit_scaler(Xq, d, 0.0)
-        X_scaled = scaler.transform(X_arr)
-        n = X_arr.shape[0]
         # the round of every estimator: the trivial partition, each holder's (features, label)
         # released by the mechanism, the reports kept by the aggregator for the kernel read-out
-        chunks = ((X_scaled[s : s + chunk], y_arr[s : s + chunk]) for s in range(0, n, chunk))
-        collector, state = fold_round(
-            Partition.trivial(d),
-            mechanism,
-            chunks,
-            key=as_key(self.random_state),
-            chunk_size=chunk,
+        partition = Partition.trivial(d)
+        round_ = Round(
+            partition=partition,
+            mechanism=mechanism,
+            key=release_key(as_key(self.random_state), mechanism, partition),
             aggregator=ReportCollector,
+            scaler=scaler,
+            chunk_size=chunk,
         )
+        result = run([round_], PrivateRows.of(X_arr, y_arr))[0]
+        collector = result.aggregator
         assert isinstance(collector, ReportCollector)
-        reports = collector.reports(state)
+        reports = collector.reports(result.state)
 
         self.n_features_in_ = d
         self.scaler_ = scaler
@@ -284,7 +281,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         self.label_bound_ = bound
         self.noisy_features_ = mechanism.decode_features(reports.features)
         self.noisy_labels_ = mechanism.decode_labels(reports.label)
-        self.estimates_ = collector.finalize(state)
+        self.estimates_ = result.estimates
         self.fallback_ = float(yq.mean()) if yq is not None else float(self.noisy_labels_.mean())
         self.privacy_ledger_ = ledger.post_process("deconvolution kernel read-out")
         self.privacy_ = ledger.total

@@ -20,7 +20,7 @@ import numpy as np
 
 from ldptree._typing import PRNGKey
 from ldptree._validation import NotApplicableError, check_int
-from ldptree.partitions._partition import Partition
+from ldptree.partitions import Partition
 
 #: Default cap on ``num_cell^d`` (about 4 million cells): above it the dense per-cell arrays and
 #: the per-holder reports (``2 L`` numbers each) would exhaust memory.

@@ -30,38 +30,40 @@ from ldptree._validation import (
     check_vector,
 )
 from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._composition import check_components, check_mechanism, route
-from ldptree.estimators._lpct_readout import private_class_counts
-from ldptree.estimators._protocol import (
+from ldptree.estimators import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    check_class_labels,
+    check_components,
     check_fit_data,
+    check_mechanism,
+    encode_labels,
     fit_scaler,
+    private_class_counts,
+    ratio_with_fallback,
+    resolve_classes,
     resolve_label_bound,
-    run_round,
+    route,
+    simulates_holders,
 )
-from ldptree.estimators._readout import ratio_with_fallback
-from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
-from ldptree.mechanisms._laplace_cell_label import LaplaceCellLabelMechanism
+from ldptree.mechanisms import LaplaceCellClassMechanism, LaplaceCellLabelMechanism
 from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, ReportT, StatsT
-from ldptree.rounds._aggregators import SimulatedSumAggregator
-from ldptree.rounds._charge import budget_ledger, certified_spend
+from ldptree.rounds import (
+    PrivateRows,
+    Round,
+    budget_ledger,
+    certified_spend,
+    chunk_rows,
+    release_key,
+    run,
+)
 
 _REPORT_NUMBERS = 2**24  # holders per chunk x cells: bounds the report batch in memory
 
 
 class _Histogram(BaseEstimator):
     """Shared fit: grid, mechanism, one private round, then ``_readout`` (subclasses)."""
-
-    epsilon: float
-    num_cell: int
-    max_cells: int
-    chunk_size: int
-    privacy_budget: float | None
-    simulation: str
-    aggregator: Any
-    mechanism: Any
-    random_state: Any
 
     #: The estimator's name in :data:`~ldptree.estimators._fits.ESTIMATOR_NEEDS`.
     _kind: str
@@ -93,8 +95,11 @@ class _Histogram(BaseEstimator):
         scaler = fit_scaler(Xq, d, 0.0)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = GridPartitioner(self.num_cell, max_cells).fit(Xq_scaled)
-        if aggregator is not SimulatedSumAggregator:  # per-holder reports: chunk x cells numbers
-            chunk = max(1, min(chunk, _REPORT_NUMBERS // n_cells))
+        # per-holder reports: a piece holds chunk x cells numbers
+        simulated = simulates_holders(aggregator)
+        chunk = chunk_rows(
+            chunk, numbers=n_cells, budget=_REPORT_NUMBERS, cap=True, simulated=simulated
+        )
 
         def collect(
             default: Mechanism,
@@ -108,15 +113,15 @@ class _Histogram(BaseEstimator):
             )
             charge = certified_spend(mechanism, n_cells=partition.n_leaves, label_bound=label_bound)
             ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
-            estimates = run_round(
-                partition,
-                mechanism,
-                scaler.transform(X_arr),
-                labels,
-                key=as_key(self.random_state),
-                chunk_size=chunk,
+            round_ = Round(
+                partition=partition,
+                mechanism=mechanism,
+                key=release_key(as_key(self.random_state), mechanism, partition),
                 aggregator=aggregator,
+                scaler=scaler,
+                chunk_size=chunk,
             )
+            estimates = run([round_], PrivateRows.of(X_arr, labels))[0].estimates
             self.privacy_ledger_ = ledger.post_process("aggregation and truncated read-out")
             self.privacy_ = ledger.total
             self.privacy_certificate_ = charge.certificate
@@ -136,9 +141,6 @@ class _Histogram(BaseEstimator):
 
 
 class _HistogramRegressor(RegressorMixin, _Histogram):
-    label_bound: float | tuple[float, float] | None
-    truncation: float
-
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> Any:
         """Privatize ``(X, y)`` through the grid and read out truncated cell means."""
         t = check_real(self.truncation, "truncation")
@@ -181,7 +183,7 @@ _REGRESSOR_DOC = """
     simulation:
         ``"per_holder"`` (the protocol, default) or ``"aggregate"``: experiments only, the summed
         reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)``
-        (:class:`~ldptree.estimators.SimulatedSumAggregator`, a simulation device).
+        (:class:`~ldptree.rounds.SimulatedSumAggregator`, a simulation device).
     aggregator:
         ``None`` (the exact streaming sum) or an :class:`~ldptree.protocols.AggregatorFactory`
         ``(mechanism, n_cells) -> Aggregator``; not combined with ``simulation="aggregate"``.
@@ -225,17 +227,7 @@ class PHISTRegressor(_HistogramRegressor):
         mechanism: Mechanism[ReportT, StatsT] | None = None,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.num_cell = num_cell
-        self.truncation = truncation
-        self.label_bound = label_bound
-        self.max_cells = max_cells
-        self.chunk_size = chunk_size
-        self.privacy_budget = privacy_budget
-        self.simulation = simulation
-        self.aggregator = aggregator
-        self.mechanism = mechanism
-        self.random_state = random_state
+        self._keep(locals())
 
     def _readout(
         self, estimates: CellEstimates, t: float
@@ -305,17 +297,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         mechanism: Mechanism[ReportT, StatsT] | None = None,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.num_cell = num_cell
-        self.min_samples_cell = min_samples_cell
-        self.classes = classes
-        self.max_cells = max_cells
-        self.chunk_size = chunk_size
-        self.privacy_budget = privacy_budget
-        self.simulation = simulation
-        self.aggregator = aggregator
-        self.mechanism = mechanism
-        self.random_state = random_state
+        self._keep(locals())
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
         """Privatize ``(X, y)`` through the grid and read out truncated class-1 frequencies."""

@@ -96,17 +96,22 @@ from ldptree._validation import (
     check_int,
     check_positive,
 )
-from ldptree.accounting._ledger import PrivacyLedger
-from ldptree.accounting._release import ReleaseCertificate
-from ldptree.accounting._spend import PrivacySpend
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin
-from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._protocol import check_fit_data, fit_scaler
+from ldptree.accounting import PrivacyLedger, PrivacySpend, ReleaseCertificate
+from ldptree.estimators import (
+    BaseEstimator,
+    ClassifierMixin,
+    check_class_labels,
+    check_fit_data,
+    encode_labels,
+    fit_scaler,
+    resolve_classes,
+)
 from ldptree.mechanisms._discrete_gaussian import (
     DiscreteGaussianGroup,
     product_delta,
 )
 from ldptree.mechanisms._records import check_first_holder
+from ldptree.rounds import chunk_rows
 
 __all__ = [
     "GaussianGLMStatistics",
@@ -535,13 +540,7 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
         privacy_budget: float | tuple[float, float] | None = None,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.delta = delta
-        self.mode = mode
-        self.classes = classes
-        self.chunk_size = chunk_size
-        self.privacy_budget = privacy_budget
-        self.random_state = random_state
+        self._keep(locals())
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PGLMClassifier:
         """One Gaussian release per holder, then OLS, scale correction on public X."""
@@ -575,7 +574,8 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
         Xs = scaler.transform(X_arr)
         key = as_key(self.random_state)
         summed = np.zeros(mechanism.dimension, dtype=np.int64)
-        step = max(1, min(chunk, _CHUNK_NUMBERS // (mechanism.dimension * mechanism.parts)))
+        numbers = mechanism.dimension * mechanism.parts  # released per holder
+        step = chunk_rows(chunk, numbers=numbers, budget=_CHUNK_NUMBERS, cap=True)
         for start in range(0, n, step):
             reports = mechanism.privatize_codes(
                 key,

@@ -69,7 +69,7 @@ from scipy import special
 
 from ldptree._typing import PRNGKey
 from ldptree._validation import check_positive
-from ldptree.accounting._release import ReleaseCertificate
+from ldptree.accounting import ReleaseCertificate
 
 __all__ = ["PrivUnitG", "ndtri_exp"]
 

@@ -54,11 +54,17 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
-from ldptree.accounting._spend import PrivacySpend
+from ldptree.accounting import PrivacySpend
 from ldptree.baselines._privunit import PrivUnitG
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin
-from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._protocol import check_fit_data, fit_scaler
+from ldptree.estimators import (
+    BaseEstimator,
+    ClassifierMixin,
+    check_class_labels,
+    check_fit_data,
+    encode_labels,
+    fit_scaler,
+    resolve_classes,
+)
 from ldptree.rounds import budget_ledger
 
 __all__ = ["PSGDClassifier", "psgd_spend"]
@@ -227,16 +233,7 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
         privacy_budget: float | None = None,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.lr = lr
-        self.model = model
-        self.hidden_ratio = hidden_ratio
-        self.mode = mode
-        self.warm_start_steps = warm_start_steps
-        self.clip_norm = clip_norm
-        self.classes = classes
-        self.privacy_budget = privacy_budget
-        self.random_state = random_state
+        self._keep(locals())
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PSGDClassifier:
         """Warm start on the public sample, then one interactive pass (module docstring)."""

@@ -29,13 +29,18 @@ import numpy as np
 
 from ldptree._typing import FloatArray
 from ldptree._validation import check_choice, check_int
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
-from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
-from ldptree.estimators._composition import route
-from ldptree.estimators._protocol import check_fit_data
-from ldptree.estimators._readout import cell_means
-from ldptree.partitions._cart import CartPartitioner
-from ldptree.partitions._scaling import RangeScaler
+from ldptree.estimators import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    cell_means,
+    check_class_labels,
+    check_fit_data,
+    encode_labels,
+    resolve_classes,
+    route,
+)
+from ldptree.partitions import CartPartitioner, RangeScaler
 
 TRAINING = ("private", "public", "union")
 
@@ -134,12 +139,7 @@ class DTRegressor(RegressorMixin, _ReferenceTree):
         training: str = "private",
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.training = training
-        self.random_state = random_state
+        self._keep(locals())
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DTRegressor:
         """Grow CART on the chosen rows and store exact leaf means."""
@@ -194,14 +194,7 @@ class CTClassifier(ClassifierMixin, _ReferenceTree):
         classes: Any = None,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_split = min_samples_split
-        self.min_samples_leaf = min_samples_leaf
-        self.criterion = criterion
-        self.training = training
-        self.classes = classes
-        self.random_state = random_state
+        self._keep(locals())
 
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> CTClassifier:
         """Grow CART on the chosen rows and store exact leaf class counts."""

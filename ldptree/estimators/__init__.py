@@ -1,56 +1,56 @@
-"""Aggregators, read-outs and the estimators composed from them."""
+"""The estimators, their read-outs, and the building blocks an estimator of one's own is made of
+(the baselines are): base classes, input checks, what the public side derives from public data
+alone, routing. The machinery that runs a round is :mod:`ldptree.rounds`."""
 
-from ldptree.estimators._classes import UnknownClassWarning
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ldptree.estimators._classes import (
+    UnknownClassWarning,
+    check_class_labels,
+    encode_labels,
+    resolve_classes,
+)
+from ldptree.estimators._composition import (
+    check_components,
+    check_mechanism,
+    route,
+    simulates_holders,
+)
 from ldptree.estimators._fits import ESTIMATOR_NEEDS, check_mechanism_fits
-from ldptree.estimators._functional import (
-    LeafFit,
-    lpct_fit,
-    lpct_leaves,
-    lpct_pruned_fit,
-    lpct_pruned_leaves,
-    lpdt_fit,
-    lpdt_leaves,
-    private_round,
-)
+from ldptree.estimators._inputs import check_fit_data, fit_scaler, resolve_label_bound
 from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
+from ldptree.estimators._lpct_readout import lpct_leaves, private_class_counts
 from ldptree.estimators._lpdt import LPDTRegressor
-from ldptree.estimators._many import PendingFit, RoundPlan, fit_many, run_rounds
-from ldptree.estimators._protocol import holder_summary, release_key, run_round
-from ldptree.rounds._aggregators import (
-    CollectedState,
-    ReportCollector,
-    SimulatedState,
-    SimulatedSumAggregator,
-    SumAggregator,
-    SumState,
-)
+from ldptree.estimators._many import PendingFit, fit_many
+from ldptree.estimators._prune import lpct_pruned_leaves
+from ldptree.estimators._readout import LeafFit, cell_means, lpdt_leaves, ratio_with_fallback
 
 __all__ = [
     "ESTIMATOR_NEEDS",
-    "CollectedState",
+    "BaseEstimator",
+    "ClassifierMixin",
     "LPCTClassifier",
     "LPCTPrunedClassifier",
     "LPDTRegressor",
     "LeafFit",
     "PendingFit",
-    "ReportCollector",
-    "RoundPlan",
-    "SimulatedState",
-    "SimulatedSumAggregator",
-    "SumAggregator",
-    "SumState",
+    "RegressorMixin",
     "UnknownClassWarning",
+    "cell_means",
+    "check_class_labels",
+    "check_components",
+    "check_fit_data",
+    "check_mechanism",
     "check_mechanism_fits",
+    "encode_labels",
     "fit_many",
-    "holder_summary",
-    "lpct_fit",
+    "fit_scaler",
     "lpct_leaves",
-    "lpct_pruned_fit",
     "lpct_pruned_leaves",
-    "lpdt_fit",
     "lpdt_leaves",
-    "private_round",
-    "release_key",
-    "run_round",
-    "run_rounds",
+    "private_class_counts",
+    "ratio_with_fallback",
+    "resolve_classes",
+    "resolve_label_bound",
+    "route",
+    "simulates_holders",
 ]

@@ -48,6 +48,12 @@ def _init_fields(component: Any) -> dict[str, Any]:
 class BaseEstimator(_SkBaseEstimator):
     """Parameter plumbing shared by all estimators (scikit-learn's, plus attrs components)."""
 
+    def _keep(self, params: dict[str, Any]) -> None:
+        """Keep the constructor's arguments (``__init__``'s ``locals()``) as attributes of the
+        same names, unchecked: scikit-learn's convention (they are validated by ``fit``)."""
+        for name in self._get_param_names():
+            setattr(self, name, params[name])
+
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters; with ``deep``, also ``<component>__<field>`` for
         estimator and attrs components (e.g. ``mechanism__epsilon``)."""

@@ -14,13 +14,13 @@ import numpy as np
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import check_choice, check_features, check_int
 from ldptree.estimators._fits import check_mechanism_fits
-from ldptree.estimators._protocol import resolve_aggregator
 from ldptree.partitions._cart import CartPartitioner
 from ldptree.partitions._max_edge import MaxEdgePartitioner
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._random_max_edge import RandomMaxEdgePartitioner
 from ldptree.partitions._scaling import RangeScaler
-from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner
+from ldptree.protocols import AggregatorFactory, Mechanism, Partitioner, SimulatesHolders
+from ldptree.rounds import SimulatedSumAggregator, SumAggregator
 
 #: Named partition rules: max-edge (LPDT-M, LPCT), random max-edge (LPCT-R), CART (LPDT-V,
 #: LPCT-CART, quantile thresholds as the reference).
@@ -98,7 +98,7 @@ def check_components(
     is read: the partition ``rule`` (:func:`check_rule`), a ``mechanism`` (``None``, ``"auto"``
     or ``"paper"``: a default) that implements the protocol and privatizes the records the estimator
     feeds it (:func:`~ldptree.estimators._fits.check_mechanism_fits`), and the aggregator
-    factory it returns (:func:`~ldptree.estimators._protocol.resolve_aggregator`).
+    factory it returns (:func:`resolve_aggregator`).
     ``TypeError`` on a mismatch."""
     check_rule(rule)
     if not is_named(mechanism):
@@ -136,3 +136,39 @@ def route(
     X_scaled: FloatArray = scaler.transform(X_arr)
     cells = np.asarray(partition.cells(X_scaled)).astype(np.int64)
     return cells, scaler.inside(X_scaled)
+
+
+#: How a fit runs its private round: the protocol, or its in-law simulation.
+SIMULATIONS = ("per_holder", "aggregate")
+
+
+def check_simulation(value: Any) -> bool:
+    """Whether ``simulation`` asks for the aggregate simulation; ``ValueError`` if unknown."""
+    return check_choice(value, "simulation", SIMULATIONS) == "aggregate"
+
+
+def simulates_holders(aggregator: AggregatorFactory) -> bool:
+    """Whether ``aggregator`` is an aggregator class that simulates the holders
+    (:class:`~ldptree.protocols.SimulatesHolders`: it draws no reports per piece, only routes)."""
+    return isinstance(aggregator, type) and issubclass(aggregator, SimulatesHolders)
+
+
+def resolve_aggregator(aggregator: Any, simulation: Any = "per_holder") -> AggregatorFactory:
+    """The aggregator factory of a fit: ``aggregator`` (``None``: the exact streaming sum,
+    :class:`SumAggregator`), or :class:`SimulatedSumAggregator` for
+    ``simulation="aggregate"`` (which then must not be combined with an ``aggregator``).
+    ``TypeError`` for an ``aggregator`` that is not callable as ``(mechanism, n_cells)``."""
+    simulated = check_simulation(simulation)
+    if aggregator is None:
+        return SimulatedSumAggregator if simulated else SumAggregator
+    if not isinstance(aggregator, AggregatorFactory):
+        raise TypeError(
+            "aggregator must be None or a callable (mechanism, n_cells) -> Aggregator, such as "
+            f"an aggregator class like SumAggregator; got {type(aggregator).__name__}"
+        )
+    if simulated:
+        raise ValueError(
+            "simulation='aggregate' chooses the aggregator (SimulatedSumAggregator); pass either "
+            "it or aggregator=, not both"
+        )
+    return aggregator

@@ -46,24 +46,21 @@ from ldptree.estimators._composition import (
     is_named,
     make_partitioner,
     route,
+    simulates_holders,
 )
 from ldptree.estimators._default_mechanism import class_mechanism
 from ldptree.estimators._fits import check_mechanism_fits
-from ldptree.estimators._functional import lpct_leaves, lpct_pruned_leaves
+from ldptree.estimators._inputs import check_fit_rows, fit_scaler
 from ldptree.estimators._lpct_readout import (
     FALLBACKS,
     check_lam,
+    lpct_leaves,
     private_class_counts,
     public_class_counts,
     simplex_projection,
 )
-from ldptree.estimators._many import PendingFit, RoundPlan
-from ldptree.estimators._protocol import (
-    AGGREGATE_ROUTING_ROWS,
-    check_fit_rows,
-    fit_scaler,
-)
-from ldptree.estimators._prune import PRUNE_RULES
+from ldptree.estimators._many import PendingFit
+from ldptree.estimators._prune import PRUNE_RULES, lpct_pruned_leaves
 from ldptree.mechanisms._random import split
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import (
@@ -74,36 +71,22 @@ from ldptree.protocols import (
     ReportT,
     StatsT,
 )
-from ldptree.rounds._aggregators import SimulatedSumAggregator
-from ldptree.rounds._charge import budget_ledger, certified_spend
+from ldptree.rounds import (
+    PrivateRows,
+    Round,
+    budget_ledger,
+    certified_spend,
+    chunk_rows,
+    release_key,
+)
 from ldptree.rounds._rows import is_chunk_stream
 
 _CRITERIA = ("entropy", "gini")
 _OUTSIDE = ("clamp", "zero")
-#: Released numbers per chunk when ``chunk_size`` is left to the estimator.
-_CHUNK_NUMBERS = 1 << 22
 
 
 class _LPCTBase(ClassifierMixin, BaseEstimator):
     """The one-round fit and the prediction API shared by the two classifiers."""
-
-    # set by the subclasses' __init__
-    epsilon: Any
-    max_depth: Any
-    min_samples_leaf: Any
-    min_samples_split: Any
-    rule: Any
-    criterion: Any
-    classes: Any
-    mechanism: Any
-    aggregator: Any
-    simulation: Any
-    outside: Any
-    feature_margin: Any
-    chunk_size: Any
-    privacy_budget: Any
-    allow_uncertified: Any
-    random_state: Any
 
     #: The estimator's name in :data:`~ldptree.estimators._fits.ESTIMATOR_NEEDS`.
     _kind: str
@@ -135,11 +118,11 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         collect: bool,
         aggregator: AggregatorFactory,
         binary: bool = False,
-    ) -> tuple[Partition, RoundPlan | None, FloatArray]:
+    ) -> tuple[Partition, Round | None, PrivateRows, FloatArray]:
         """Validate, grow the partition on public data, certify and charge the mechanism, and
         (if ``collect``) set up the private round through ``aggregator``. Returns the partition,
-        the round to run (``None`` without ``collect``) and the public counts ``[L, K]``; the
-        round's estimates go to :meth:`_end_round`."""
+        the round to run (``None`` without ``collect``), the rows it reads and the public counts
+        ``[L, K]``."""
         epsilon = check_epsilon(self.epsilon, "epsilon")
         margin = check_real(self.feature_margin, "feature_margin")
         check_choice(self.outside, "outside", _OUTSIDE)
@@ -174,7 +157,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         partition = partitioner.fit(Xq_scaled, y_grow, key=key_partition)
         n_cells = partition.n_leaves
         # the aggregate simulation draws summed reports: only mechanisms that can qualify
-        simulated = isinstance(aggregator, type) and issubclass(aggregator, SimulatedSumAggregator)
+        simulated = simulates_holders(aggregator)
         mechanism, choice = class_mechanism(
             self.mechanism, epsilon, n_classes, n_cells, simulated=simulated
         )
@@ -195,15 +178,14 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             ledger = ledger.record(charge.entry, charge.spend)
         plan = None
         if collect:
-            plan = RoundPlan(
+            plan = Round(
                 partition=partition,
                 mechanism=mechanism,
-                rows=rows,
-                scaler=scaler,
-                key=key_noise,
-                chunk_size=self._chunk(mechanism, n_cells, simulated),
+                key=release_key(key_noise, mechanism, partition),
                 aggregator=aggregator,
+                scaler=scaler,
                 labels=functools.partial(encode_labels, classes=classes, name="y"),
+                chunk_size=self._chunk(mechanism, n_cells, simulated),
             )
         self.classes_ = classes
         self.n_features_in_ = d
@@ -216,20 +198,14 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
         self.privacy_ = self.privacy_ledger_.total
         self.privacy_certificate_ = certificate
-        return partition, plan, public
+        return partition, plan, rows, public
 
-    def _end_round(self, estimates: CellEstimates | None) -> CellEstimates | None:
-        self.estimates_ = estimates
-        return estimates
-
-    def _chunk(self, mechanism: Mechanism, n_cells: int, aggregate: bool = False) -> int:
-        if self.chunk_size is not None:
-            return check_int(self.chunk_size, "chunk_size", minimum=1)
-        if aggregate:  # no reports are drawn per chunk: rows are only read, checked and routed
-            return AGGREGATE_ROUTING_ROWS
+    def _chunk(self, mechanism: Mechanism, n_cells: int, simulated: bool) -> int:
+        """``chunk_size``, or about 4M released numbers per piece (rows only routed when
+        ``simulated``: no reports are drawn per piece)."""
         width = getattr(mechanism, "report_width", None)
         per_holder = int(width(n_cells)) if callable(width) else 2 * n_cells
-        return max(1024, _CHUNK_NUMBERS // max(per_holder, 1) // 1024 * 1024)
+        return chunk_rows(self.chunk_size, numbers=per_holder, simulated=simulated)
 
     def _set_leaves(self, eta: FloatArray) -> None:
         self.leaf_eta_ = eta
@@ -311,7 +287,7 @@ class LPCTClassifier(_LPCTBase):
     simulation:
         ``"per_holder"`` (the protocol: every holder's report is drawn and aggregated) or
         ``"aggregate"`` (experiments: per-cell sums drawn in law by
-        :class:`~ldptree.estimators.SimulatedSumAggregator`, a simulation device; not combined
+        :class:`~ldptree.rounds.SimulatedSumAggregator`, a simulation device; not combined
         with ``aggregator``).
     outside:
         Points outside the public feature box: ``"clamp"`` (routed to the boundary cell) or
@@ -362,24 +338,7 @@ class LPCTClassifier(_LPCTBase):
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.lam = lam
-        self.min_samples_split = min_samples_split
-        self.rule = rule
-        self.criterion = criterion
-        self.classes = classes
-        self.fallback = fallback
-        self.mechanism = mechanism
-        self.aggregator = aggregator
-        self.simulation = simulation
-        self.outside = outside
-        self.feature_margin = feature_margin
-        self.chunk_size = chunk_size
-        self.privacy_budget = privacy_budget
-        self.allow_uncertified = allow_uncertified
-        self.random_state = random_state
+        self._keep(locals())
 
     def fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
@@ -399,7 +358,7 @@ class LPCTClassifier(_LPCTBase):
         aggregator = self._components()
         lam = check_lam(self.lam)
         check_choice(self.fallback, "fallback", FALLBACKS)
-        _, plan, _ = self._start_round(
+        _, plan, rows, _ = self._start_round(
             X,
             y,
             X_public,
@@ -410,7 +369,7 @@ class LPCTClassifier(_LPCTBase):
         )
 
         def finish(round_estimates: CellEstimates | None) -> LPCTClassifier:
-            estimates = self._end_round(round_estimates)
+            self.estimates_ = estimates = round_estimates
             self.private_class_counts_: FloatArray | None = (
                 None
                 if estimates is None
@@ -422,7 +381,7 @@ class LPCTClassifier(_LPCTBase):
             self._set_leaves(eta)
             return self
 
-        return PendingFit(plan, finish)
+        return PendingFit(plan, rows, finish)
 
     def _eta(self, lam: float) -> tuple[FloatArray, np.ndarray[Any, Any]]:
         if self.estimates_ is None and not math.isinf(lam):
@@ -511,25 +470,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.min_depth = min_depth
-        self.C = C
-        self.prune_rule = prune_rule
-        self.min_samples_split = min_samples_split
-        self.rule = rule
-        self.criterion = criterion
-        self.classes = classes
-        self.mechanism = mechanism
-        self.aggregator = aggregator
-        self.simulation = simulation
-        self.outside = outside
-        self.feature_margin = feature_margin
-        self.chunk_size = chunk_size
-        self.privacy_budget = privacy_budget
-        self.allow_uncertified = allow_uncertified
-        self.random_state = random_state
+        self._keep(locals())
 
     def _depths(self, n_private: int, n_public: int, epsilon: float) -> tuple[int, int]:
         signal = n_private * epsilon**2
@@ -567,7 +508,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         n_private = _n_rows(X, y, self.max_depth, self.min_depth)
         n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
-        partition, plan, public = self._start_round(
+        partition, plan, rows, public = self._start_round(
             X,
             y,
             X_public,
@@ -580,7 +521,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         assert plan is not None  # collect=True
 
         def finish(round_estimates: CellEstimates | None) -> LPCTPrunedClassifier:
-            estimates = self._end_round(round_estimates)
+            self.estimates_ = estimates = round_estimates
             assert estimates is not None  # collect=True
             result = lpct_pruned_leaves(
                 partition,
@@ -599,7 +540,7 @@ class LPCTPrunedClassifier(_LPCTBase):
             self._set_leaves(np.column_stack([1.0 - eta, eta]))
             return self
 
-        return PendingFit(plan, finish)
+        return PendingFit(plan, rows, finish)
 
 
 def _n_rows(X: Any, y: Any, max_depth: Any, min_depth: Any) -> int:

@@ -37,7 +37,9 @@ from typing import Any
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
+from ldptree._validation import check_choice
 from ldptree._xp import as_float, bincount, float_dtype, namespace
+from ldptree.estimators._readout import LeafFit
 from ldptree.protocols import CellEstimates
 
 FALLBACKS = ("none", "prior")
@@ -135,3 +137,34 @@ def simplex_projection(eta: FloatArray) -> FloatArray:
     tau = xp.take_along_axis(cumulative, (rho - 1)[..., None], axis=-1) / rho[..., None]
     projected: FloatArray = xp.maximum(eta - tau, 0.0)
     return projected
+
+
+def lpct_leaves(
+    estimates: CellEstimates | None, public_classes: Any, *, lam: float, fallback: str
+) -> LeafFit:
+    """LPCT's read-out: ``eta`` (``float[L, K]``) for one ``lam`` from the private estimates and
+    the public per-(cell, class) counts ``public_classes``; ``estimates=None`` (nothing private
+    collected) only with ``lam = inf``."""
+    lam = check_lam(lam)
+    check_choice(fallback, "fallback", FALLBACKS)
+    n_cells, n_classes = public_classes.shape
+    xp = namespace(estimates, public_classes)
+    if estimates is None:
+        if not math.isinf(lam):
+            raise ValueError(
+                "no private estimates were collected (lam=inf, public only); a finite lam "
+                "needs them"
+            )
+        dtype = float_dtype(xp)
+        count, classes = xp.zeros(n_cells, dtype), xp.zeros((n_cells, n_classes), dtype)
+    else:
+        count, classes = estimates.count, private_class_counts(estimates, n_classes)
+    eta, fell_back = weighted_eta(
+        count,
+        classes,
+        public_classes,
+        lam,
+        fallback=fallback,
+        prior=class_prior(public_classes),
+    )
+    return LeafFit(values=eta, used_fallback=fell_back, estimates=estimates)

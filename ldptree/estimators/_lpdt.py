@@ -51,14 +51,9 @@ from ldptree.estimators._composition import (
     route,
 )
 from ldptree.estimators._default_mechanism import regression_mechanism
-from ldptree.estimators._functional import lpdt_leaves
-from ldptree.estimators._many import PendingFit, RoundPlan
-from ldptree.estimators._protocol import (
-    check_fit_rows,
-    fit_scaler,
-    resolve_label_bound,
-)
-from ldptree.estimators._readout import cell_means, shrinkage_strength
+from ldptree.estimators._inputs import check_fit_rows, fit_scaler, resolve_label_bound
+from ldptree.estimators._many import PendingFit
+from ldptree.estimators._readout import cell_means, lpdt_leaves, shrinkage_strength
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
@@ -70,7 +65,7 @@ from ldptree.protocols import (
     ReportT,
     StatsT,
 )
-from ldptree.rounds._charge import budget_ledger, certified_spend
+from ldptree.rounds import Round, budget_ledger, certified_spend, release_key
 
 _OUTSIDE = ("clamp", "zero")
 #: ``readout=`` choices (class docstring).
@@ -117,7 +112,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         privatizes ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the
         start of ``fit``, a ``TypeError`` otherwise).
     aggregator:
-        ``None`` (the exact streaming sum, :class:`~ldptree.estimators.SumAggregator`) or an
+        ``None`` (the exact streaming sum, :class:`~ldptree.rounds.SumAggregator`) or an
         :class:`~ldptree.protocols.AggregatorFactory`: a callable ``(mechanism, n_cells) ->``
         :class:`~ldptree.protocols.Aggregator`, e.g. your own aggregator class
         (``docs/tutorials/custom-aggregator.md``).
@@ -196,23 +191,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
-        self.epsilon = epsilon
-        self.max_depth = max_depth
-        self.min_samples_leaf = min_samples_leaf
-        self.min_samples_split = min_samples_split
-        self.budget_split = budget_split
-        self.label_bound = label_bound
-        self.rule = rule
-        self.mechanism = mechanism
-        self.aggregator = aggregator
-        self.readout = readout
-        self.min_private_ratio = min_private_ratio
-        self.outside = outside
-        self.feature_margin = feature_margin
-        self.chunk_size = chunk_size
-        self.privacy_budget = privacy_budget
-        self.allow_uncertified = allow_uncertified
-        self.random_state = random_state
+        self._keep(locals())
 
     # -- building blocks ------------------------------------------------------------------------
     def _partitioner(self, max_depth: Any) -> Partitioner:
@@ -291,14 +270,13 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1, partition.n_leaves)  # refuse an unknown variance now
         readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
-        plan = RoundPlan(
+        plan = Round(
             partition=partition,
             mechanism=mechanism,
-            rows=rows,
-            scaler=scaler,
-            key=key_noise,
-            chunk_size=chunk,
+            key=release_key(key_noise, mechanism, partition),
             aggregator=aggregator,
+            scaler=scaler,
+            chunk_size=chunk,
         )
 
         def finish(round_estimates: CellEstimates | None) -> LPDTRegressor:
@@ -338,7 +316,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             self.privacy_certificate_ = charge.certificate
             return self
 
-        return PendingFit(plan, finish)
+        return PendingFit(plan, rows, finish)
 
     def predict(self, X: Any) -> FloatArray:
         """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""

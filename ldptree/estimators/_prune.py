@@ -60,9 +60,12 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, IntArray
+from ldptree._validation import check_choice
 from ldptree._xp import as_float, is_traced, namespace
+from ldptree.estimators._lpct_readout import private_class_counts
 from ldptree.partitions._ancestry import leaf_ancestors, node_depths, subtree_sums
 from ldptree.partitions._partition import Partition
+from ldptree.protocols import CellEstimates
 
 PRUNE_RULES = ("corrected", "reference")
 
@@ -201,7 +204,7 @@ def _combined(
     return eta, t, lam, t_private
 
 
-def node_statistics(
+def prune_statistics(
     stats: NodeStats, *, rule: str, c: float
 ) -> tuple[FloatArray, FloatArray, FloatArray]:
     """``(eta, T, lam)`` for every node under ``rule`` (module docstring); ``lam = inf`` marks
@@ -245,7 +248,7 @@ def prune(
     """Each leaf's node: the first ancestor (from the leaf up to depth ``min_depth``) with
     ``T >= 1``, else the visited node of largest ``T`` (deepest on ties)."""
     xp = namespace(partition, *_arrays(stats))
-    eta, t, lam = node_statistics(stats, rule=rule, c=c)
+    eta, t, lam = prune_statistics(stats, rule=rule, c=c)
     table = leaf_ancestors(partition)
     depth_ok = xp.where(table >= 0, stats.depth[xp.maximum(table, 0)] >= min_depth, False)
     own = xp.arange(table.shape[1]) == 0  # a leaf shallower than min_depth keeps its own estimate
@@ -257,3 +260,34 @@ def prune(
     level = xp.where(confident.any(axis=1), first, best)
     leaf_node = xp.take_along_axis(table, level[:, None], axis=1)[:, 0]
     return PruneResult(eta=eta, statistic=t, lam=lam, leaf_node=leaf_node)
+
+
+def lpct_pruned_leaves(
+    partition: Partition,
+    estimates: CellEstimates,
+    public_classes: Any,
+    *,
+    epsilon: float,
+    max_depth: int,
+    min_depth: int,
+    rule: str = "corrected",
+    c: float = 1.0,
+    n_public: int | None = None,
+) -> PruneResult:
+    """LPCT-prune's read-out (binary): node statistics over the partition and each leaf's walk
+    up its ancestors. ``n_public`` (public rows) defaults to the sum of ``public_classes``, which
+    must then be concrete (it fixes constants of the statistic)."""
+    check_choice(rule, "rule", PRUNE_RULES)
+    counts = private_class_counts(estimates, 2)
+    stats = node_stats(
+        partition,
+        estimates.count,
+        counts[:, 1],
+        public_classes.sum(axis=1),
+        public_classes[:, 1],
+        n_private=estimates.n,
+        epsilon=epsilon,
+        max_depth=max_depth,
+        n_public=n_public,
+    )
+    return prune(partition, stats, min_depth=min_depth, rule=rule, c=c)

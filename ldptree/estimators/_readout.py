@@ -31,7 +31,10 @@ and ``f^_j`` is the ratio up to ``O(1/n)``.
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import attrs
+import jax
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray
@@ -98,3 +101,37 @@ def cell_means(cells: np.ndarray, y: FloatArray, n_cells: int, default: float) -
     sums = bincount(xp, cells, n_cells, weights=y)
     means: FloatArray = xp.where(counts > 0, sums / xp.maximum(counts, 1), default)
     return means
+
+
+@attrs.frozen(eq=False)
+class LeafFit:
+    """A read-out: per-leaf ``values`` (LPDT: ``float[L]``; LPCT: ``eta``, ``float[L, K]``),
+    where the fallback replaced the private estimate (``bool[L]``), and the private estimates
+    it was read from (``None`` when nothing private was collected). A JAX pytree."""
+
+    values: FloatArray
+    used_fallback: BoolArray
+    estimates: CellEstimates | None
+
+
+jax.tree_util.register_pytree_node(
+    LeafFit,
+    lambda f: ((f.values, f.used_fallback, f.estimates), None),
+    lambda _, c: LeafFit(values=c[0], used_fallback=c[1], estimates=c[2]),
+)
+
+
+def lpdt_leaves(
+    estimates: CellEstimates, public_mean: Any, *, min_ratio: float, strength: float = 0.0
+) -> LeafFit:
+    """LPDT's read-out: ``s^_j / c^_j`` (``strength = 0``, the reference) or the shrunk ratio
+    ``(s^_j c^_j + a m_j) / (c^_j^2 + a)`` with ``a = strength`` and ``m = public_mean``
+    (:func:`~ldptree.estimators._readout.shrunk_ratio`) where ``c^_j > min_ratio n``, else
+    ``public_mean[j]``."""
+    if strength == 0.0:
+        values, fallback = ratio_with_fallback(estimates, public_mean, min_ratio=min_ratio)
+    else:
+        values, fallback = shrunk_ratio(
+            estimates, public_mean, min_ratio=min_ratio, strength=strength
+        )
+    return LeafFit(values=values, used_fallback=fallback, estimates=estimates)

@@ -34,7 +34,7 @@ import numpy as np
 
 from ldptree._buckets import fine_bucket
 from ldptree._typing import PRNGKey
-from ldptree.protocols import BatchedSummary
+from ldptree.protocols import FusedSummary
 
 #: Releases per vectorised call (a short group is padded to it: one compiled shape per kernel).
 BATCH = 8
@@ -47,7 +47,7 @@ class SummaryJob:
     """One release: ``mechanism.privatize_summarize(key, cells, labels, n_cells,
     first_holder=first_holder)``."""
 
-    mechanism: BatchedSummary
+    mechanism: FusedSummary
     key: PRNGKey
     cells: Any
     labels: Any
@@ -76,17 +76,17 @@ def summarize_many(jobs: Sequence[SummaryJob]) -> list[dict[str, Any]]:
     ``[job.mechanism.privatize_summarize(job.key, job.cells, job.labels, job.n_cells,
     first_holder=job.first_holder) for job in jobs]``, with one compiled call per group of
     releases that share a kernel shape. ``TypeError`` for a job whose mechanism lacks the
-    :class:`~ldptree.protocols.BatchedSummary` capability (every kit mechanism has it); the
+    :class:`~ldptree.protocols.FusedSummary` capability (every kit mechanism has it); the
     per-job checks of ``privatize_summarize`` apply."""
     prepared = []
     groups: dict[tuple[Any, ...], list[int]] = {}
     for index, job in enumerate(jobs):
         if not isinstance(job, SummaryJob):
             raise TypeError(f"jobs[{index}] must be a SummaryJob, got {type(job).__name__}")
-        if not isinstance(job.mechanism, BatchedSummary):
+        if not isinstance(job.mechanism, FusedSummary):
             raise TypeError(
                 f"jobs[{index}].mechanism must be a KitMechanism or another mechanism with the "
-                f"BatchedSummary capability (a vectorisable fused kernel), got "
+                f"FusedSummary capability (a vectorisable fused kernel), got "
                 f"{type(job.mechanism).__name__}"
             )
         spec, consts, args = job.mechanism.summary_inputs(

@@ -670,7 +670,7 @@ class KitMechanism:
     def summary_kernel(self) -> Callable[..., tuple[jax.Array, ...]]:
         """The kernel :meth:`summary_inputs` feeds, :func:`fused_sums`: one function for every kit
         mechanism, so releases of one description share a vectorised call
-        (:class:`~ldptree.protocols.BatchedSummary`)."""
+        (:class:`~ldptree.protocols.FusedSummary`)."""
         return fused_sums
 
     # -- derived: curator side ---------------------------------------------------------------------

@@ -22,7 +22,7 @@ collector checks every chunk against its recorded SHA-256 and refuses a store th
 match (``ValueError``), or one written for another published round.
 
 Estimates: :meth:`Collector.estimate` folds all committed reports through the mechanism's exact
-integer ``summarize`` (:class:`~ldptree.rounds._aggregators.SumAggregator`) and ``debias``:
+integer ``summarize`` (:class:`~ldptree.rounds.SumAggregator`) and ``debias``:
 the same computation, bit for bit, as the in-process path on the same reports.
 """
 
@@ -41,7 +41,7 @@ import numpy as np
 from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound, load_published
 from ldptree.protocol._report import REASONS, RejectedReportError, parse_report
 from ldptree.protocols import CellEstimates
-from ldptree.rounds._aggregators import SumAggregator
+from ldptree.rounds import Reports, Round, run
 
 __all__ = ["Collector"]
 
@@ -253,7 +253,7 @@ class Collector:
         return mechanism._assemble(merged)
 
     def estimate(self) -> CellEstimates:
-        """Debiased cell estimates from every committed report (exact integer sums)."""
-        aggregator = SumAggregator(mechanism=self._round.mechanism, n_cells=self._round.n_cells)
-        state = aggregator.update(aggregator.init(), self.reports())
-        return aggregator.finalize(state)
+        """Debiased cell estimates from every committed report (exact integer sums): the
+        round's engine (:func:`ldptree.rounds.run`) folding the reports as its source."""
+        round_ = Round(partition=self._round.partition, mechanism=self._round.mechanism)
+        return run([round_], Reports([self.reports()]))[0].estimates

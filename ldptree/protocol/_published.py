@@ -28,7 +28,6 @@ import attrs
 import numpy as np
 
 from ldptree.accounting._verify import LDPCertificate
-from ldptree.estimators._certify import certify
 from ldptree.mechanisms import (
     KitMechanism,
     LaplaceCellClassMechanism,
@@ -36,6 +35,7 @@ from ldptree.mechanisms import (
     RRLaplaceMechanism,
 )
 from ldptree.partitions import Partition, RangeScaler
+from ldptree.rounds._charge import certify
 
 __all__ = [
     "MECHANISMS",

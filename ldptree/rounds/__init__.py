@@ -1,9 +1,10 @@
-"""The curator's side of the protocol: one round from holders' rows or reports to cell estimates.
+"""The curator's side (beside :mod:`ldptree.partitions`, the public side, and
+:mod:`ldptree.mechanisms`, the holders'): one engine from holders' rows or reports to estimates.
 
-Beside :mod:`ldptree.partitions` (the public side: what the curator publishes) and
-:mod:`ldptree.mechanisms` (the holders' side: what each holder releases), this package is what the
-curator runs: the aggregators that fold reports, the private rows read chunk by chunk, and the
-charge of a round to the privacy ledger.
+A :class:`Round` is fixed before any private value is read; :func:`run` runs rounds over a source
+(:class:`PrivateRows`, or released :class:`Reports`) with an executor (:class:`Serial`,
+:class:`Threads`, :class:`Batched`, :class:`Dask`). The aggregators fold reports;
+:func:`certified_spend` and :func:`budget_ledger` charge a round before it runs.
 """
 
 from ldptree.rounds._aggregators import (
@@ -15,18 +16,40 @@ from ldptree.rounds._aggregators import (
     SumState,
 )
 from ldptree.rounds._charge import CertifiedSpend, budget_ledger, certified_spend
+from ldptree.rounds._chunks import chunk_rows
+from ldptree.rounds._dask import Dask
+from ldptree.rounds._engine import RoundResult, run
+from ldptree.rounds._executors import Batched, Executor, Serial, Threads
+from ldptree.rounds._holders import holder_sums, mechanism_labels
+from ldptree.rounds._plan import Round, release_key
+from ldptree.rounds._reports import Reports, load_reports, save_reports
 from ldptree.rounds._rows import PrivateRows, private_rows
 
 __all__ = [
+    "Batched",
     "CertifiedSpend",
     "CollectedState",
+    "Dask",
+    "Executor",
     "PrivateRows",
     "ReportCollector",
+    "Reports",
+    "Round",
+    "RoundResult",
+    "Serial",
     "SimulatedState",
     "SimulatedSumAggregator",
     "SumAggregator",
     "SumState",
+    "Threads",
     "budget_ledger",
     "certified_spend",
+    "chunk_rows",
+    "holder_sums",
+    "load_reports",
+    "mechanism_labels",
     "private_rows",
+    "release_key",
+    "run",
+    "save_reports",
 ]

@@ -34,8 +34,9 @@ from ldptree._xp import float_dtype, int_dtype, is_traced, namespace
 from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
 
 
-def _add(a: Any, b: Any) -> Any:
-    return a + b  # np.add on host arrays, jnp.add on traced ones
+def add_stats(a: Any, b: Any) -> Any:
+    """Leaf-by-leaf sum of two statistics pytrees (NumPy on host arrays, JAX on traced ones)."""
+    return jax.tree_util.tree_map(lambda x, y: x + y, a, b)
 
 
 def to_host(x: Any) -> Any:
@@ -108,7 +109,7 @@ class SumAggregator:
                     f"traced sums of {a.n + b.n} reports may overflow int32 (exact up to "
                     f"max_summary_rows={limit}); trace inside jax.enable_x64(True)"
                 )
-        return SumState(n=a.n + b.n, stats=jax.tree_util.tree_map(_add, a.stats, b.stats))
+        return SumState(n=a.n + b.n, stats=add_stats(a.stats, b.stats))
 
     def finalize(self, state: SumState) -> CellEstimates:
         if state.stats is None:

@@ -22,6 +22,7 @@ then publishes nothing, so no report leaves the process.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import mmap
 from collections.abc import Callable, Iterable, Iterator
@@ -32,6 +33,7 @@ import numpy as np
 
 from ldptree._typing import FloatArray
 from ldptree._validation import check_column, check_matrix
+from ldptree.rounds._chunks import cut
 
 Labels = np.ndarray[Any, Any]
 LabelCheck = Callable[..., Labels]
@@ -54,15 +56,32 @@ class PrivateRows:
 
     ``n`` is the number of rows when known up front (``None`` for an iterable of chunks until it
     has been read). ``chunks(size)`` yields chunks of at most ``size`` rows of consecutive holders;
-    an iterable of chunks can be read once.
+    an iterable of chunks can be read once. The engine's source of private rows
+    (:func:`~ldptree.rounds.run`).
     """
 
     n_features: int
     n: int | None
     _read: Callable[[int], Iterator[Chunk]]
+    #: The check each chunk's labels passed (``None``: taken as they are): sources of the same
+    #: data checked alike yield the same chunks.
+    label_check: LabelCheck | None = None
 
     def chunks(self, size: int) -> Iterator[Chunk]:
         return self._read(size)
+
+    @classmethod
+    def of(cls, X: Any, y: Any = None) -> PrivateRows:
+        """Rows taken as they are, unchecked and unconverted (the caller validated them): arrays
+        ``X`` ``[n, d]`` and ``y`` ``[n]`` (traced ones too: the serial executor runs under
+        ``jax.jit``), or with ``y=None`` an iterable of ``(X_chunk, y_chunk)`` pairs, read once."""
+        if not is_chunk_stream(X, y):
+            if X.shape[0] != y.shape[0]:
+                raise ValueError(
+                    f"X and y must have the same number of rows, got {X.shape[0]} and {y.shape[0]}"
+                )
+            return cls(n_features=X.shape[1], n=X.shape[0], read=functools.partial(cut, X, y))
+        return _stream_rows(X, None)
 
 
 def private_rows(X: Any, y: Any, *, check_labels: LabelCheck) -> PrivateRows:
@@ -76,12 +95,12 @@ def private_rows(X: Any, y: Any, *, check_labels: LabelCheck) -> PrivateRows:
         return _array_rows(X, y, check_labels)
     X_arr = check_matrix(X, "X")
     y_arr = check_labels(y, "y", n=X_arr.shape[0])
-
-    def read(size: int) -> Iterator[Chunk]:
-        for s in range(0, X_arr.shape[0], size):
-            yield X_arr[s : s + size], y_arr[s : s + size]
-
-    return PrivateRows(n_features=X_arr.shape[1], n=X_arr.shape[0], read=read)
+    return PrivateRows(
+        n_features=X_arr.shape[1],
+        n=X_arr.shape[0],
+        read=functools.partial(cut, X_arr, y_arr),
+        label_check=check_labels,
+    )
 
 
 def _array_rows(X: np.ndarray[Any, Any], y: Any, check_labels: LabelCheck) -> PrivateRows:
@@ -92,20 +111,19 @@ def _array_rows(X: np.ndarray[Any, Any], y: Any, check_labels: LabelCheck) -> Pr
         check_matrix(X, "X")  # empty: raises
     y = check_column(y, "y", n=n) if isinstance(y, np.ndarray) else check_labels(y, "y", n=n)
     # one checking pass before any row is used, so bad values fail before the round starts
-    for s in range(0, n, _CHECK_ROWS):
-        _finite(X[s : s + _CHECK_ROWS])
-        check_labels(y[s : s + _CHECK_ROWS], "y", n=min(_CHECK_ROWS, n - s))
-        _release(X[s : s + _CHECK_ROWS])
-        _release(y[s : s + _CHECK_ROWS])
+    for Xc, yc in cut(X, y, _CHECK_ROWS):
+        _finite(Xc)
+        check_labels(yc, "y", n=yc.shape[0])
+        _release(Xc)
+        _release(yc)
 
     def read(size: int) -> Iterator[Chunk]:
-        for s in range(0, n, size):
-            Xc, yc = X[s : s + size], y[s : s + size]
+        for Xc, yc in cut(X, y, size):
             yield np.asarray(Xc, dtype=np.float64), check_labels(yc, "y", n=yc.shape[0])
             _release(Xc)
             _release(yc)
 
-    return PrivateRows(n_features=d, n=n, read=read)
+    return PrivateRows(n_features=d, n=n, read=read, label_check=check_labels)
 
 
 #: Rows per step of the checking pass over an array.
@@ -117,7 +135,8 @@ def _finite(arr: np.ndarray[Any, Any]) -> None:
         raise ValueError("X contains NaN or infinite values; only finite values are allowed")
 
 
-def _stream_rows(X: Iterable[Any], check_labels: LabelCheck) -> PrivateRows:
+def _stream_rows(X: Iterable[Any], check_labels: LabelCheck | None) -> PrivateRows:
+    """An iterable of chunks, read once; each checked (``check_labels=None``: taken as is)."""
     items = iter(X)
     first = next(items, None)
     if first is None:
@@ -125,7 +144,11 @@ def _stream_rows(X: Iterable[Any], check_labels: LabelCheck) -> PrivateRows:
             "X is an empty iterable; pass a 2-d array X with labels y, or an iterable of "
             "(X_chunk, y_chunk) pairs with y=None"
         )
-    first_chunk = _check_pair(first, 0, None, check_labels)
+
+    def take(item: Any, i: int, d: int | None) -> Chunk:
+        return item if check_labels is None else _check_pair(item, i, d, check_labels)
+
+    first_chunk = take(first, 0, None)
     d = first_chunk[0].shape[1]
     used = False
 
@@ -136,14 +159,13 @@ def _stream_rows(X: Iterable[Any], check_labels: LabelCheck) -> PrivateRows:
         used = True
         rows = 0
         for i, item in enumerate(itertools.chain([first], items)):
-            Xc, yc = first_chunk if i == 0 else _check_pair(item, i, d, check_labels)
-            for s in range(0, Xc.shape[0], size):
-                yield Xc[s : s + size], yc[s : s + size]
+            Xc, yc = first_chunk if i == 0 else take(item, i, d)
+            yield from cut(Xc, yc, size)
             rows += Xc.shape[0]
         if rows == 0:
             raise ValueError("X (an iterable of chunks) has no rows; at least one is needed")
 
-    return PrivateRows(n_features=d, n=None, read=read)
+    return PrivateRows(n_features=d, n=None, read=read, label_check=check_labels)
 
 
 def _check_pair(item: Any, i: int, d: int | None, check_labels: LabelCheck) -> Chunk:

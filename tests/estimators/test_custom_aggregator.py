@@ -13,11 +13,18 @@ import pytest
 
 from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.baselines import PHISTClassifier, PHISTRegressor
-from ldptree.estimators import SimulatedSumAggregator, SumAggregator, run_round
-from ldptree.estimators._protocol import release_key
 from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
 from ldptree.partitions import MaxEdgePartitioner
 from ldptree.protocols import AggregatorFactory, SimulatesHolders
+from ldptree.rounds import (
+    PrivateRows,
+    ReportCollector,
+    Round,
+    SimulatedSumAggregator,
+    SumAggregator,
+    release_key,
+    run,
+)
 from ldptree.rounds._aggregators import to_host
 
 
@@ -55,6 +62,18 @@ class ChunkCountingSum:
     def finalize(self, state: _State) -> Any:
         self.log.append(state)
         return self.mechanism.debias(state.stats, state.n)
+
+
+def run_round(partition, mechanism, X, y, *, key, chunk_size, aggregator=SumAggregator):
+    """One round over the rows ``X, y`` (already scaled) with the fit's noise ``key``."""
+    round_ = Round(
+        partition=partition,
+        mechanism=mechanism,
+        key=release_key(key, mechanism, partition),
+        aggregator=aggregator,
+        chunk_size=chunk_size,
+    )
+    return run([round_], PrivateRows.of(X, y))[0]
 
 
 @pytest.fixture(scope="module")
@@ -146,7 +165,7 @@ def test_simulated_aggregator_draws_the_summed_reports(data: dict[str, Any]) -> 
             key=key,
             chunk_size=size,
             aggregator=SimulatedSumAggregator,
-        )
+        ).estimates
         for size in (50, 1000)
     ]
     cells = np.asarray(partition.cells(data["X"]))
@@ -236,20 +255,23 @@ def test_mechanism_not_implementing_the_protocol_is_refused_at_fit_start() -> No
 def test_report_collector_sums_like_the_default_and_keeps_the_reports(
     data: dict[str, Any],
 ) -> None:
-    from ldptree.estimators._protocol import fold_round
-    from ldptree.rounds._aggregators import ReportCollector
-
     mechanism = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
     partition = MaxEdgePartitioner(max_depth=2).fit(data["Xq"], data["yq"])
     key = jax.random.key(2)
     chunks = [(data["X"][:120], data["y"][:120]), (data["X"][120:], data["y"][120:])]
-    collector, state = fold_round(
-        partition, mechanism, chunks, key=key, chunk_size=100, aggregator=ReportCollector
+    round_ = Round(
+        partition=partition,
+        mechanism=mechanism,
+        key=release_key(key, mechanism, partition),
+        aggregator=ReportCollector,
+        chunk_size=100,
     )
+    result = run([round_], PrivateRows.of(chunks))[0]
+    collector, state = result.aggregator, result.state
     assert isinstance(collector, ReportCollector)
     _same(
         collector.finalize(state),
-        run_round(partition, mechanism, data["X"], data["y"], key=key, chunk_size=300),
+        run_round(partition, mechanism, data["X"], data["y"], key=key, chunk_size=300).estimates,
     )
     reports = collector.reports(state)
     whole = mechanism.privatize(

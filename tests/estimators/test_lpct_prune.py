@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ldptree import LPCTPrunedClassifier
 from ldptree.datasets import make_lpct_pair
-from ldptree.estimators._prune import NodeStats, node_statistics, node_stats, prune
+from ldptree.estimators._prune import NodeStats, node_stats, prune, prune_statistics
 from ldptree.partitions import MaxEdgePartitioner
 from ldptree.partitions._ancestry import leaf_ancestors, node_depths
 
@@ -69,7 +69,7 @@ def test_closed_form_lambda_maximises_the_statistic_over_a_grid(
     u_p: float, ratio_p: float, u_q: float, ratio_q: float, eps: float
 ) -> None:
     stats = _stats(u_p=[u_p], v_p=[ratio_p * u_p], u_q=[u_q], v_q=[ratio_q * u_q], epsilon=eps)
-    _, t, _ = node_statistics(stats, rule="corrected", c=1.0)
+    _, t, _ = prune_statistics(stats, rule="corrected", c=1.0)
     u, c2 = _reference_u(stats)
     variance = u + u_p
     grid = np.concatenate([[0.0], np.geomspace(1e-4, 1e8, 4000)])
@@ -90,7 +90,7 @@ def test_reference_rule_branches() -> None:
         u_q=[0, 10, 10, 10, 10],
         v_q=[0, 8, 8, 8, 8],
     )
-    eta, t, lam = node_statistics(stats, rule="reference", c=1.0)
+    eta, t, lam = prune_statistics(stats, rule="reference", c=1.0)
     assert eta[0] == 0.5 and t[0] == 0.0
     assert eta[1] == pytest.approx(0.8) and math.isinf(lam[1])
     u, c2 = _reference_u(stats)
@@ -114,8 +114,8 @@ def test_corrected_rule_weights_noisy_private_data_instead_of_discarding_it() ->
     # noise proxy u (~2.2e5) exceeds U_P, so it discards the private sums; the corrected rule
     # weighs them (their signal is ~7x the public one per unit of noise).
     stats = _stats(u_p=[5000.0], v_p=[4000.0], u_q=[10.0], v_q=[6.0])
-    ref_eta, _, ref_lam = node_statistics(stats, rule="reference", c=1.0)
-    eta, _, lam = node_statistics(stats, rule="corrected", c=1.0)
+    ref_eta, _, ref_lam = prune_statistics(stats, rule="reference", c=1.0)
+    eta, _, lam = prune_statistics(stats, rule="corrected", c=1.0)
     assert math.isinf(ref_lam[0])  # reference: public only
     assert 0 < lam[0] < math.inf  # corrected: both sources, lambda* from the closed form
     assert eta[0] != pytest.approx(ref_eta[0])
@@ -123,14 +123,14 @@ def test_corrected_rule_weights_noisy_private_data_instead_of_discarding_it() ->
 
 def test_corrected_rule_is_symmetric_in_the_classes() -> None:
     stats = _stats(u_p=[300.0, 300.0], v_p=[350.0, -50.0], u_q=[10.0, 10.0], v_q=[8.0, 2.0])
-    eta, t, _ = node_statistics(stats, rule="corrected", c=1.0)
+    eta, t, _ = prune_statistics(stats, rule="corrected", c=1.0)
     assert eta[0] == pytest.approx(1 - eta[1]) and t[0] == pytest.approx(t[1])
 
 
 def test_constant_c_scales_the_statistic() -> None:
     stats = _stats(u_p=[300.0, 50.0], v_p=[250.0, 10.0], u_q=[10.0, 20.0], v_q=[8.0, 3.0])
-    _, t1, _ = node_statistics(stats, rule="corrected", c=1.0)
-    _, t4, _ = node_statistics(stats, rule="corrected", c=4.0)
+    _, t1, _ = prune_statistics(stats, rule="corrected", c=1.0)
+    _, t4, _ = prune_statistics(stats, rule="corrected", c=4.0)
     np.testing.assert_allclose(t4, t1 / 4.0)
 
 
@@ -157,7 +157,7 @@ def _tree_and_stats() -> tuple[Any, NodeStats]:
 def test_walk_takes_the_largest_statistic_when_nothing_is_confident() -> None:
     partition, stats = _tree_and_stats()
     result = prune(partition, stats, min_depth=0, rule="corrected", c=1e6)  # nothing reaches 1
-    _, t, _ = node_statistics(stats, rule="corrected", c=1e6)
+    _, t, _ = prune_statistics(stats, rule="corrected", c=1e6)
     table = leaf_ancestors(partition)
     for row, node in zip(table, result.leaf_node, strict=True):
         path = row[row >= 0]
@@ -168,7 +168,7 @@ def test_walk_stops_at_the_first_confident_node() -> None:
     partition, stats = _tree_and_stats()
     result = prune(partition, stats, min_depth=0, rule="corrected", c=1e-6)
     np.testing.assert_array_equal(result.leaf_node, partition.leaf_nodes)  # all leaves confident
-    _, t, _ = node_statistics(stats, rule="corrected", c=1.0)
+    _, t, _ = prune_statistics(stats, rule="corrected", c=1.0)
     result = prune(partition, stats, min_depth=0, rule="corrected", c=1.0)
     for row, node in zip(leaf_ancestors(partition), result.leaf_node, strict=True):
         path = row[row >= 0]

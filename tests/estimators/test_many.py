@@ -1,5 +1,5 @@
-"""fit_many / run_rounds: many fits of one data set with their rounds run together end exactly
-as the same fits run one by one."""
+"""fit_many / the engine's batch: many fits of one data set with their rounds run together end
+exactly as the same fits run one by one."""
 
 from __future__ import annotations
 
@@ -8,15 +8,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ldptree.estimators import (
-    LPCTClassifier,
-    LPCTPrunedClassifier,
-    LPDTRegressor,
-    ReportCollector,
-    fit_many,
-    run_rounds,
-)
+from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor, fit_many
 from ldptree.experiments._methods import lpdt_cart, lpdt_max_edge
+from ldptree.rounds import ReportCollector, run
 
 
 def _data(seed: int = 0) -> tuple[Any, ...]:
@@ -71,9 +65,9 @@ def test_fit_many_equals_fitting_one_by_one() -> None:
 def test_run_rounds_equals_each_plans_own_round() -> None:
     X, y, Xq, yq = _data(1)
     pending = [m._start_fit(X, y, X_public=Xq, y_public=yq) for m in _grid()[:6]]
-    batched = run_rounds([p.round for p in pending])
+    batched = [r.estimates for r in run([p.round for p in pending], pending[0].rows)]
     for p, got in zip(pending, batched, strict=True):
-        want = p.round.run()
+        want = run([p.round], p.rows)[0].estimates
         np.testing.assert_array_equal(got.count, want.count)
         np.testing.assert_array_equal(got.label_sum, want.label_sum)
 

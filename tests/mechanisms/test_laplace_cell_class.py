@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ldptree.accounting import verify_ldp
-from ldptree.estimators import SumAggregator
 from ldptree.mechanisms import Geometric, LaplaceCellClassMechanism, LaplaceCellClassReport
+from ldptree.rounds import SumAggregator
 from ldptree.testing import assert_ldp, assert_unbiased
 
 

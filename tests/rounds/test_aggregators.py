@@ -6,8 +6,8 @@ import jax
 import numpy as np
 import pytest
 
-from ldptree.estimators import SumAggregator
 from ldptree.mechanisms import RRLaplaceMechanism
+from ldptree.rounds import SumAggregator
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ import jax
 import numpy as np
 import pytest
 
-from ldptree.rounds._threads import map_chunks
+from ldptree.rounds._executors import map_chunks
 
 
 def _pieces(sizes: list[int]) -> list[tuple[np.ndarray, np.ndarray]]:

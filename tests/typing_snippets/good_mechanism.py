@@ -6,7 +6,8 @@ import jax
 
 from ldptree import CellEstimates, LPCTClassifier, LPDTRegressor
 from ldptree.accounting import ReportLaw, verify_ldp
-from ldptree.estimators import run_round
+from ldptree.partitions import Partition
+from ldptree.rounds import Round
 
 
 class Report(NamedTuple):
@@ -51,4 +52,4 @@ class Verifiable(Good):
 LPDTRegressor(mechanism=Good(), rule="cart")
 LPCTClassifier(mechanism=Good(), rule="max_edge")
 verify_ldp(Verifiable(), n_cells=4)
-run_round  # noqa: B018  (the round is generic in the same way)
+Round(partition=Partition.trivial(2), mechanism=Good())  # the engine takes any Mechanism

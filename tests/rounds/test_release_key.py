@@ -6,9 +6,9 @@ import jax
 import numpy as np
 
 from ldptree import LPDTRegressor
-from ldptree.estimators._protocol import release_key
 from ldptree.mechanisms import RRLaplaceMechanism
 from ldptree.partitions import MaxEdgePartitioner
+from ldptree.rounds import release_key
 
 
 def _words(key: jax.Array) -> np.ndarray:

@@ -1,5 +1,6 @@
-"""The round's chunk plumbing: regrouping rows into routing batches keeps every row in order, and
-the aggregate simulation does not depend on how the rows were chunked."""
+"""The one chunker: regrouping rows into routing batches keeps every row in order, the aggregate
+simulation does not depend on how the rows were chunked, and a padded last piece changes no
+sum."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import numpy as np
 import pytest
 
 from ldptree import LPCTClassifier
-from ldptree.estimators._protocol import fold_keyed, holder_labels, mark_last, rebatch
 from ldptree.mechanisms import RRLaplaceMechanism
 from ldptree.partitions import MaxEdgePartitioner
+from ldptree.rounds import PrivateRows, Round, Serial, Threads, mechanism_labels, run
+from ldptree.rounds._chunks import mark_last, rebatch
 
 
 @pytest.mark.parametrize("size", [1, 3, 4, 10, 100])
@@ -104,10 +106,14 @@ def test_a_padded_last_chunk_gives_the_unpadded_sums(
     def stream() -> Any:
         return ((X[a:b], y[a:b]) for a, b in itertools.pairwise(bounds))
 
-    key = jax.random.key(4)
-    plain = fold_keyed(partition, mech, stream(), key=key, chunk_size=1000, concurrent=False)[1]
+    round_ = Round(partition=partition, mechanism=mech, key=jax.random.key(4), chunk_size=1000)
+
+    def state(executor: Any) -> Any:
+        return run([round_], PrivateRows.of(stream()), executor=executor)[0].state
+
+    plain = state(Serial())
     monkeypatch.setattr(RRLaplaceMechanism, "privatize_summarize", spy)
-    piped = fold_keyed(partition, mech, stream(), key=key, chunk_size=1000)[1]
+    piped = state(Threads())
     assert piped.n == plain.n == n
     for name in plain.stats:
         np.testing.assert_array_equal(np.asarray(piped.stats[name]), np.asarray(plain.stats[name]))
@@ -120,11 +126,11 @@ def test_holder_labels_convert_on_the_host_as_jax_does() -> None:
     reals = np.concatenate([rng.normal(size=50), [1 + 2.0**-24, 1 + 3 * 2.0**-24, -0.0, 3.3e38]])
     codes = rng.integers(0, 4, 20)
     for y in (reals, reals.astype(np.float32), codes, codes.astype(np.int8)):
-        got = holder_labels(y)
+        got = mechanism_labels(y)
         want = jax.numpy.asarray(y)
         if jax.numpy.issubdtype(want.dtype, jax.numpy.floating):
             want = want.astype(np.float32)
         assert isinstance(got, jax.Array) and got.dtype == want.dtype
         np.testing.assert_array_equal(np.asarray(got), np.asarray(want))
-    traced = jax.jit(holder_labels)(reals)
-    np.testing.assert_array_equal(np.asarray(traced), np.asarray(holder_labels(reals)))
+    traced = jax.jit(mechanism_labels)(reals)
+    np.testing.assert_array_equal(np.asarray(traced), np.asarray(mechanism_labels(reals)))

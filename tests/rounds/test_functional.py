@@ -1,4 +1,5 @@
-"""The functional post-partition fits: one path with the estimators, and jit(vmap) over keys.
+"""The post-partition fit as a pure function: the engine's serial executor and a read-out give
+the estimators' fits (one path), and run under jit(vmap) over keys.
 
 Tolerances: the host path computes in float64 NumPy; traced code runs inside
 ``jax.enable_x64(True)``, also float64, on the *same* integer sums (the reports are bit-identical).
@@ -15,19 +16,13 @@ import pytest
 
 from ldptree import LPCTClassifier, LPDTRegressor
 from ldptree._validation import as_key
-from ldptree.estimators._functional import (
-    lpct_fit,
-    lpct_leaves,
-    lpct_pruned_fit,
-    lpdt_fit,
-    private_round,
-)
+from ldptree.estimators import lpct_leaves, lpct_pruned_leaves, lpdt_leaves
 from ldptree.estimators._lpct import LPCTPrunedClassifier
 from ldptree.estimators._lpct_readout import public_class_counts
-from ldptree.estimators._protocol import release_key
 from ldptree.estimators._readout import cell_means
 from ldptree.mechanisms import LaplaceCellClassMechanism, RRLaplaceMechanism
 from ldptree.partitions import CartPartitioner, MaxEdgePartitioner
+from ldptree.rounds import PrivateRows, Round, Serial, release_key, run
 
 RTOL = 1e-12
 N_KEYS = 16
@@ -50,6 +45,27 @@ def _classification(n: int = 1500, seed: int = 1, n_classes: int = 2):
     Xq = rng.random((400, 2))
     yq = np.digitize(Xq[:, 0], edges)
     return X, y, Xq, yq
+
+
+def private_round(key, partition, mechanism, X_scaled, labels, *, chunk_size=65536):
+    """One round over scaled rows with the serial executor (pure: jit and vmap trace it)."""
+    round_ = Round(partition=partition, mechanism=mechanism, key=key, chunk_size=chunk_size)
+    return run([round_], PrivateRows.of(X_scaled, labels), executor=Serial())[0].estimates
+
+
+def lpdt_fit(key, partition, mechanism, X_scaled, y, public_mean, *, strength=0.0, **kw):
+    estimates = private_round(key, partition, mechanism, X_scaled, y, **kw)
+    return lpdt_leaves(estimates, public_mean, min_ratio=0.0, strength=strength)
+
+
+def lpct_fit(key, partition, mechanism, X_scaled, codes, public, *, lam, fallback="none"):
+    estimates = private_round(key, partition, mechanism, X_scaled, codes)
+    return lpct_leaves(estimates, public, lam=lam, fallback=fallback)
+
+
+def lpct_pruned_fit(key, partition, mechanism, X_scaled, codes, public, **settings):
+    estimates = private_round(key, partition, mechanism, X_scaled, codes)
+    return lpct_pruned_leaves(partition, estimates, public, **settings)
 
 
 def _noise_key(random_state: int, mechanism, partition):

@@ -1,0 +1,273 @@
+"""Where the engine runs its rounds' pieces: the executors.
+
+Every executor folds the same pieces (scaled rows and converted labels of consecutive holders)
+into the same aggregator states, so each round's result is the same bit for bit whichever runs
+it (tested). What a piece becomes depends on the capabilities of the round's components
+(:class:`Job`): ``"summaries"`` (an aggregator that :class:`~ldptree.protocols.FoldsSummaries`
+takes the piece's summed reports, through the mechanism's fused kernel when it has one),
+``"records"`` (a :class:`~ldptree.protocols.SimulatesHolders` device takes the routed records,
+in batches of :data:`~ldptree.rounds._chunks.ROUTING_ROWS`) or ``"reports"`` (``update`` takes
+the piece's reports: any other aggregator, or a mechanism with extra record fields).
+
+* :class:`Serial`: every piece in the calling thread. Pure given its inputs, so it runs under
+  ``jax.jit``/``jax.vmap`` with traced keys, rows and partition (the loop is over pieces, whose
+  shapes are static).
+* :class:`Threads` (the default for one round): summaries computed in worker threads, one host
+  device each, while the calling thread reads the next pieces (:func:`map_chunks`); a stream's
+  short last piece is padded to the compiled length (:func:`~ldptree.rounds._chunks.mark_last`).
+* :class:`Batched` (the default for several rounds, :func:`~ldptree.estimators.fit_many`): rounds
+  whose mechanisms have :class:`~ldptree.protocols.FusedSummary` share their pieces and routes
+  and run as vectorised kernel calls (:func:`~ldptree.mechanisms.summarize_many`).
+* :class:`~ldptree.rounds.Dask` (:mod:`ldptree.rounds._dask`): pieces on a cluster.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any, Literal, Protocol, TypeVar
+
+import attrs
+import jax
+
+from ldptree.mechanisms._batch import SummaryJob, summarize_many
+from ldptree.protocols import (
+    Aggregator,
+    FoldsSummaries,
+    FusedSummary,
+    SimulatesHolders,
+)
+from ldptree.rounds._chunks import ROUTING_ROWS, Piece, mark_last, numbered, pad_rows, rebatch
+from ldptree.rounds._holders import field_names, holder_sums, mechanism_labels, record_fields
+from ldptree.rounds._plan import Round
+from ldptree.rounds._reports import Reports
+from ldptree.rounds._rows import PrivateRows
+
+Result = TypeVar("Result")
+#: ``work(X_piece, y_piece, first_holder)``: one piece's summary.
+Work = Callable[[Any, Any, int], Result]
+Mode = Literal["summaries", "records", "reports"]
+
+
+@attrs.frozen(eq=False)
+class Job:
+    """A round with its bound aggregator and release key (``None`` over reports): what an
+    executor folds."""
+
+    round: Round
+    aggregator: Aggregator[Any]
+    key: Any
+
+    @property
+    def mode(self) -> Mode:
+        """What the round's pieces become (module docstring), from the capabilities of its
+        aggregator and mechanism."""
+        if isinstance(self.aggregator, SimulatesHolders):
+            return "records"
+        if isinstance(self.aggregator, FoldsSummaries) and not field_names(self.round.mechanism):
+            return "summaries"
+        return "reports"
+
+
+class Executor(Protocol):
+    """Runs the pieces of rounds: ``fold_rows`` over private rows, ``fold_reports`` over
+    released reports; each returns every job's final aggregator state, in order."""
+
+    def fold_rows(self, jobs: Sequence[Job], source: PrivateRows) -> list[Any]: ...
+
+    def fold_reports(self, jobs: Sequence[Job], source: Reports) -> list[Any]: ...
+
+
+def piece_summary(job: Job, X: Any, y: Any, first: int, holders: int | None = None) -> Any:
+    """One piece's aggregator state in ``"summaries"`` mode: its rows routed, its holders'
+    reports summed (the first ``holders`` rows; default all) and taken by ``from_summary``."""
+    r, aggregator = job.round, job.aggregator
+    assert isinstance(aggregator, FoldsSummaries)
+    m = int(X.shape[0]) if holders is None else holders
+    cells = r.partition.cells(X)
+    stats = holder_sums(
+        r.mechanism, job.key, cells, y, r.n_cells, first_holder=first, holders=holders
+    )
+    return aggregator.from_summary(m, stats)
+
+
+def piece_reports(job: Job, X: Any, y: Any, first: int) -> Any:
+    """One piece's reports (``"reports"`` mode): each holder privatizes its record, with the
+    extra fields the mechanism declares."""
+    r, fields = job.round, record_fields(job.round.mechanism, X)
+    cells, labels = r.partition.cells(X), mechanism_labels(y)
+    return r.mechanism.privatize(job.key, cells, labels, r.n_cells, first_holder=first, **fields)
+
+
+@attrs.frozen
+class Serial:
+    """Every piece in the calling thread, in holder order (module docstring)."""
+
+    def fold_rows(self, jobs: Sequence[Job], source: PrivateRows) -> list[Any]:
+        return [self.fold(job, source) for job in jobs]
+
+    def fold(self, job: Job, source: PrivateRows) -> Any:
+        """One round's final state."""
+        if job.mode == "summaries":
+            return self.fold_summaries(job, source)
+        aggregator, state = job.aggregator, job.aggregator.init()
+        if job.mode == "records":
+            # this simulation holds every row's cell and label anyway: route in large batches
+            # (one compiled call each); a row's cell does not depend on the batch it is routed in
+            assert isinstance(aggregator, SimulatesHolders)
+            r = job.round
+            for first, X, y in numbered(rebatch(r.pieces(source), ROUTING_ROWS)):
+                cells = r.partition.cells(X)
+                state = aggregator.update_records(state, job.key, cells, y, first_holder=first)
+            return state
+        for first, X, y in numbered(job.round.pieces(source)):
+            state = aggregator.update(state, piece_reports(job, X, y, first))
+        return state
+
+    def fold_summaries(self, job: Job, source: PrivateRows) -> Any:
+        aggregator, state = job.aggregator, job.aggregator.init()
+        for first, X, y in numbered(job.round.pieces(source)):
+            state = aggregator.merge(state, piece_summary(job, X, y, first))
+        return state
+
+    def fold_reports(self, jobs: Sequence[Job], source: Reports) -> list[Any]:
+        states = []
+        for job in jobs:
+            aggregator, state = job.aggregator, job.aggregator.init()
+            for part in source.parts:
+                state = aggregator.update(state, source.load(part))
+            states.append(state)
+        return states
+
+
+@attrs.frozen
+class Threads(Serial):
+    """A round's summaries computed in worker threads, one host device each (module
+    docstring); rounds of other modes run as :class:`Serial`."""
+
+    def fold_summaries(self, job: Job, source: PrivateRows) -> Any:
+        size, mechanism = job.round.chunk_size, job.round.mechanism
+        padded_at = [-1]  # first holder of the last piece when it is padded (see mark_last)
+
+        def work(X: Any, y: Any, first: int) -> Any:
+            holders = int(X.shape[0])
+            if first == padded_at[0]:
+                X, y = pad_rows(X, size), pad_rows(y, size)
+            return piece_summary(job, X, y, first, holders)
+
+        pieces: Iterable[Piece] = job.round.pieces(source)
+        if isinstance(mechanism, FusedSummary) and size <= mechanism.max_summary_rows:
+            pieces = mark_last(pieces, size, padded_at)
+        aggregator, state = job.aggregator, job.aggregator.init()
+        for part in map_chunks(work, pieces):  # merged in holder order
+            state = aggregator.merge(state, part)
+        return state
+
+
+def batchable(job: Job) -> bool:
+    """Whether :class:`Batched` runs the round through the vectorised kernel."""
+    mechanism = job.round.mechanism
+    return (
+        job.mode == "summaries"
+        and isinstance(mechanism, FusedSummary)
+        and job.round.chunk_size <= mechanism.max_summary_rows
+    )
+
+
+@attrs.frozen
+class Batched(Threads):
+    """Rounds over one source run together (module docstring): one read of the pieces per
+    distinct scaling, label conversion and chunk size, one routing per distinct partition
+    object, one vectorised kernel call per group of pieces that share a compiled shape. Each
+    round keeps its own key, holders and mechanism, so its state is the one :class:`Threads`
+    gives, bit for bit. The shared pieces and routes are held in memory for the whole call:
+    this is for grids on data that fit in memory (and a source that can be read again)."""
+
+    def fold_rows(self, jobs: Sequence[Job], source: PrivateRows) -> list[Any]:
+        states: list[Any] = [None] * len(jobs)
+        rest = [i for i, job in enumerate(jobs) if not batchable(job)]
+        for i, state in zip(rest, super().fold_rows([jobs[i] for i in rest], source), strict=True):
+            states[i] = state
+        read: dict[Hashable, list[Piece]] = {}
+        routes: dict[Hashable, list[Any]] = {}
+        summary_jobs: list[SummaryJob] = []
+        owners: list[tuple[int, int]] = []  # (job, holders) of each summary job
+        for i, job in enumerate(jobs):
+            if not batchable(job):
+                continue
+            r = job.round
+            assert isinstance(r.mechanism, FusedSummary)
+            states[i] = job.aggregator.init()
+            rows_id = r.rows_id()
+            if rows_id not in read:
+                read[rows_id] = [(X, mechanism_labels(y, host=True)) for X, y in r.pieces(source)]
+            route_id = (rows_id, id(r.partition))
+            if route_id not in routes:
+                routes[route_id] = [r.partition.cells(X) for X, _ in read[rows_id]]
+            for first, cells, labels in numbered(
+                zip(routes[route_id], (y for _, y in read[rows_id]), strict=True)
+            ):
+                summary_jobs.append(
+                    SummaryJob(r.mechanism, job.key, cells, labels, r.n_cells, first_holder=first)
+                )
+                owners.append((i, int(labels.shape[0])))
+        for (i, m), stats in zip(owners, summarize_many(summary_jobs), strict=True):
+            aggregator = jobs[i].aggregator
+            assert isinstance(aggregator, FoldsSummaries)
+            # in holder order, as the round merges its pieces
+            states[i] = aggregator.merge(states[i], aggregator.from_summary(m, stats))
+        return states
+
+
+def round_devices() -> list[Any]:
+    """The devices chunks are spread over: the default backend's local devices, or only the
+    device (or platform) the caller chose with ``jax.default_device``."""
+    chosen = getattr(jax.config, "jax_default_device", None)  # the calling thread's choice
+    if chosen is None:
+        return list(jax.local_devices())
+    if isinstance(chosen, str):
+        return list(jax.local_devices(backend=chosen))
+    return [chosen]
+
+
+def map_chunks(work: Work[Result], pieces: Iterable[Piece]) -> Iterator[Result]:
+    """``work(X_chunk, y_chunk, first_holder)`` for consecutive pieces, results in order.
+
+    A single piece runs in the calling thread; several go to one worker per device (at least two,
+    so that reading overlaps the kernels: JAX and NumPy release the interpreter lock in theirs).
+    Piece ``i`` runs on device ``i mod D`` with the same holder indices wherever it runs; at most
+    ``workers + 1`` pieces are held; an error stops the round once the pieces in flight end.
+    """
+    items = iter(pieces)
+    head = list(itertools.islice(items, 2))
+    if len(head) < 2:
+        for X_chunk, y_chunk in head:
+            yield work(X_chunk, y_chunk, 0)
+        return
+    devices = round_devices()
+    workers = max(2, len(devices))
+    # JAX's context settings are per thread: the worker gets the caller's 64-bit mode (routing
+    # compares in JAX's default float type) and its device
+    x64 = bool(getattr(jax.config, "jax_enable_x64", False))  # untyped option
+
+    def run(device: Any, X_chunk: Any, y_chunk: Any, first: int) -> Result:
+        with jax.default_device(device), jax.enable_x64(x64):
+            return work(X_chunk, y_chunk, first)
+
+    with ThreadPoolExecutor(workers, thread_name_prefix="ldptree-round") as pool:
+        pending: deque[Future[Result]] = deque()
+        start = 0
+        try:
+            for i, (X_chunk, y_chunk) in enumerate(itertools.chain(head, items)):
+                device = devices[i % len(devices)]
+                pending.append(pool.submit(run, device, X_chunk, y_chunk, start))
+                start += int(X_chunk.shape[0])
+                if len(pending) > workers:
+                    yield pending.popleft().result()
+            while pending:
+                yield pending.popleft().result()
+        finally:
+            for future in pending:
+                future.cancel()
