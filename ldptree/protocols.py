@@ -43,6 +43,7 @@ __all__ = [
     "SimulatesHolders",
     "StatsT",
     "SupportsAggregateSimulation",
+    "declares",
 ]
 
 Report = Any  # a pytree of arrays with a leading holder axis
@@ -279,6 +280,19 @@ class SimulatesHolders(Protocol[S]):
     def update_records(
         self, state: S, key: PRNGKey, cells: Any, labels: Any, *, first_holder: int
     ) -> S: ...
+
+
+_DECLARED: dict[tuple[type, type], bool] = {}
+
+
+def declares(component: Any, capability: type) -> bool:
+    """``isinstance(component, capability)``, decided once per class (capabilities are declared
+    by classes): the check reads every member, properties too, too slow for a round's chunks."""
+    key = (type(component), capability)
+    found = _DECLARED.get(key)
+    if found is None:
+        found = _DECLARED[key] = isinstance(component, capability)
+    return found
 
 
 @runtime_checkable

@@ -1,26 +1,16 @@
 """Many fits of one data set at once: every round set up first, then run together.
 
 A fit is: checks, the public partition, the mechanism and its charge (host work on public data);
-then the *round*, where every holder privatizes its record and the curator sums the reports;
-then the read-out. An estimator that supports staged fits (:class:`~ldptree.LPDTRegressor`,
-:class:`~ldptree.LPCTClassifier`, :class:`~ldptree.LPCTPrunedClassifier`) splits ``fit`` at the
-round (``_start_fit`` returns its :class:`~ldptree.rounds.Round`, the rows it reads and the
-read-out that completes it: a :class:`PendingFit`). :func:`fit_many` starts every fit, runs the
-rounds with one call of the engine (:func:`ldptree.rounds.run`, by default with the
-:class:`~ldptree.rounds.Batched` executor) and completes them, so a grid over depths, leaf sizes
-and budget splits becomes:
-
-* one routing of the private rows per distinct partition (a grid over the budget split, or
-  epsilon, reuses the memoised partition of its depth and leaf size);
-* one vectorised kernel call per group of rounds whose kernels share a compiled shape
-  (:func:`ldptree.mechanisms.summarize_many`): on data of a few thousand rows a round costs more
-  in dispatch than in arithmetic.
-
-Rounds the batch cannot serve (an aggregator that does not fold summaries, a mechanism without
-the vectorised kernel or that needs extra record fields, a chunk above the mechanism's
-``max_summary_rows``) run as in ``fit``. Every round keeps its own key, holders and mechanism, so
-each estimator ends **bit for bit** as ``estimator.fit(X, y, X_public=..., y_public=...)`` would
-leave it (tested): this is a faster schedule, not another estimator.
+then the *round*; then the read-out. An estimator with staged fits (:class:`~ldptree.
+LPDTRegressor`, :class:`~ldptree.LPCTClassifier`, :class:`~ldptree.LPCTPrunedClassifier`) splits
+``fit`` at the round (``_start_fit`` returns a :class:`PendingFit`: its
+:class:`~ldptree.rounds.Round`, the rows it reads and the read-out). :func:`fit_many` starts every
+fit, runs the rounds in one call of the engine (:func:`ldptree.rounds.run`; by default the
+:class:`~ldptree.rounds.Batched` executor: one routing per distinct partition, one vectorised
+kernel call per group of rounds sharing a compiled shape, where on small data a round costs more
+in dispatch than in arithmetic) and completes them. Every round keeps its own key, holders and
+mechanism, so each estimator ends **bit for bit** as its own ``fit`` would leave it (tested):
+this is a faster schedule, not another estimator.
 """
 
 from __future__ import annotations

@@ -34,7 +34,7 @@ import numpy as np
 
 from ldptree._buckets import fine_bucket
 from ldptree._typing import PRNGKey
-from ldptree.protocols import FusedSummary
+from ldptree.protocols import FusedSummary, declares
 
 #: Releases per vectorised call (a short group is padded to it: one compiled shape per kernel).
 BATCH = 8
@@ -83,7 +83,7 @@ def summarize_many(jobs: Sequence[SummaryJob]) -> list[dict[str, Any]]:
     for index, job in enumerate(jobs):
         if not isinstance(job, SummaryJob):
             raise TypeError(f"jobs[{index}] must be a SummaryJob, got {type(job).__name__}")
-        if not isinstance(job.mechanism, FusedSummary):
+        if not declares(job.mechanism, FusedSummary):
             raise TypeError(
                 f"jobs[{index}].mechanism must be a KitMechanism or another mechanism with the "
                 f"FusedSummary capability (a vectorisable fused kernel), got "

@@ -34,10 +34,6 @@ def dask_distributed() -> Any:
     return distributed
 
 
-def _summary_state(job: Job, X: Any, y: Any, first: int) -> Any:
-    return piece_summary(job, X, y, first)
-
-
 def _reports_state(job: Job, X: Any, y: Any, first: int) -> Any:
     return job.aggregator.update(job.aggregator.init(), piece_reports(job, X, y, first))
 
@@ -77,7 +73,7 @@ class Dask(Serial):
             return super().fold(job, source)
         distributed = dask_distributed()
         client, r = self.client, job.round
-        work = _summary_state if job.mode == "summaries" else _reports_state
+        work = piece_summary if job.mode == "summaries" else _reports_state
         (job_f,) = client.scatter([job], broadcast=True)
         states: list[Any] = []  # in holder order
         first = 0

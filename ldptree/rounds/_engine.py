@@ -43,7 +43,7 @@ def run(
     (default: :class:`~ldptree.rounds.Threads` for one round, :class:`~ldptree.rounds.Batched`
     for several) decides where the pieces run, never what they give. Several rounds read private
     rows again (an array or a memory map; an iterable of chunks is read once)."""
-    jobs = [Job(r, r.bind(), r.key) for r in rounds]
+    jobs = [Job.of(r) for r in rounds]
     if not jobs:
         return []
     if executor is None:

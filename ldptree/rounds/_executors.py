@@ -27,7 +27,7 @@ import itertools
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Literal, Protocol, TypeVar, cast
 
 import attrs
 import jax
@@ -38,6 +38,7 @@ from ldptree.protocols import (
     FoldsSummaries,
     FusedSummary,
     SimulatesHolders,
+    declares,
 )
 from ldptree.rounds._chunks import ROUTING_ROWS, Piece, mark_last, numbered, pad_rows, rebatch
 from ldptree.rounds._holders import field_names, holder_sums, mechanism_labels, record_fields
@@ -53,22 +54,23 @@ Mode = Literal["summaries", "records", "reports"]
 
 @attrs.frozen(eq=False)
 class Job:
-    """A round with its bound aggregator and release key (``None`` over reports): what an
-    executor folds."""
+    """A round with its bound aggregator, release key (``None`` over reports) and ``mode``: what
+    its pieces become (module docstring), from the capabilities of its components."""
 
     round: Round
     aggregator: Aggregator[Any]
     key: Any
+    mode: Mode
 
-    @property
-    def mode(self) -> Mode:
-        """What the round's pieces become (module docstring), from the capabilities of its
-        aggregator and mechanism."""
-        if isinstance(self.aggregator, SimulatesHolders):
-            return "records"
-        if isinstance(self.aggregator, FoldsSummaries) and not field_names(self.round.mechanism):
-            return "summaries"
-        return "reports"
+    @classmethod
+    def of(cls, r: Round) -> Job:
+        aggregator = r.bind()
+        mode: Mode = "reports"
+        if declares(aggregator, SimulatesHolders):
+            mode = "records"
+        elif declares(aggregator, FoldsSummaries) and not field_names(r.mechanism):
+            mode = "summaries"
+        return cls(r, aggregator, r.key, mode)
 
 
 class Executor(Protocol):
@@ -83,8 +85,7 @@ class Executor(Protocol):
 def piece_summary(job: Job, X: Any, y: Any, first: int, holders: int | None = None) -> Any:
     """One piece's aggregator state in ``"summaries"`` mode: its rows routed, its holders'
     reports summed (the first ``holders`` rows; default all) and taken by ``from_summary``."""
-    r, aggregator = job.round, job.aggregator
-    assert isinstance(aggregator, FoldsSummaries)
+    r, aggregator = job.round, cast(FoldsSummaries[Any], job.aggregator)
     m = int(X.shape[0]) if holders is None else holders
     cells = r.partition.cells(X)
     stats = holder_sums(
@@ -116,11 +117,10 @@ class Serial:
         if job.mode == "records":
             # this simulation holds every row's cell and label anyway: route in large batches
             # (one compiled call each); a row's cell does not depend on the batch it is routed in
-            assert isinstance(aggregator, SimulatesHolders)
-            r = job.round
+            r, simulator = job.round, cast(SimulatesHolders[Any], aggregator)
             for first, X, y in numbered(rebatch(r.pieces(source), ROUTING_ROWS)):
                 cells = r.partition.cells(X)
-                state = aggregator.update_records(state, job.key, cells, y, first_holder=first)
+                state = simulator.update_records(state, job.key, cells, y, first_holder=first)
             return state
         for first, X, y in numbered(job.round.pieces(source)):
             state = aggregator.update(state, piece_reports(job, X, y, first))
@@ -158,7 +158,10 @@ class Threads(Serial):
             return piece_summary(job, X, y, first, holders)
 
         pieces: Iterable[Piece] = job.round.pieces(source)
-        if isinstance(mechanism, FusedSummary) and size <= mechanism.max_summary_rows:
+        if (
+            declares(mechanism, FusedSummary)
+            and size <= cast(FusedSummary, mechanism).max_summary_rows
+        ):
             pieces = mark_last(pieces, size, padded_at)
         aggregator, state = job.aggregator, job.aggregator.init()
         for part in map_chunks(work, pieces):  # merged in holder order
@@ -171,8 +174,8 @@ def batchable(job: Job) -> bool:
     mechanism = job.round.mechanism
     return (
         job.mode == "summaries"
-        and isinstance(mechanism, FusedSummary)
-        and job.round.chunk_size <= mechanism.max_summary_rows
+        and declares(mechanism, FusedSummary)
+        and job.round.chunk_size <= cast(FusedSummary, mechanism).max_summary_rows
     )
 
 
@@ -187,7 +190,8 @@ class Batched(Threads):
 
     def fold_rows(self, jobs: Sequence[Job], source: PrivateRows) -> list[Any]:
         states: list[Any] = [None] * len(jobs)
-        rest = [i for i, job in enumerate(jobs) if not batchable(job)]
+        batched = [batchable(job) for job in jobs]
+        rest = [i for i, job in enumerate(jobs) if not batched[i]]
         for i, state in zip(rest, super().fold_rows([jobs[i] for i in rest], source), strict=True):
             states[i] = state
         read: dict[Hashable, list[Piece]] = {}
@@ -195,10 +199,9 @@ class Batched(Threads):
         summary_jobs: list[SummaryJob] = []
         owners: list[tuple[int, int]] = []  # (job, holders) of each summary job
         for i, job in enumerate(jobs):
-            if not batchable(job):
+            if not batched[i]:
                 continue
             r = job.round
-            assert isinstance(r.mechanism, FusedSummary)
             states[i] = job.aggregator.init()
             rows_id = r.rows_id()
             if rows_id not in read:
@@ -209,13 +212,13 @@ class Batched(Threads):
             for first, cells, labels in numbered(
                 zip(routes[route_id], (y for _, y in read[rows_id]), strict=True)
             ):
+                mechanism = cast(FusedSummary, r.mechanism)  # batchable
                 summary_jobs.append(
-                    SummaryJob(r.mechanism, job.key, cells, labels, r.n_cells, first_holder=first)
+                    SummaryJob(mechanism, job.key, cells, labels, r.n_cells, first_holder=first)
                 )
                 owners.append((i, int(labels.shape[0])))
         for (i, m), stats in zip(owners, summarize_many(summary_jobs), strict=True):
-            aggregator = jobs[i].aggregator
-            assert isinstance(aggregator, FoldsSummaries)
+            aggregator = cast(FoldsSummaries[Any], jobs[i].aggregator)  # batchable
             # in holder order, as the round merges its pieces
             states[i] = aggregator.merge(states[i], aggregator.from_summary(m, stats))
         return states

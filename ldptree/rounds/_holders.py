@@ -4,13 +4,13 @@ and only through the mechanism."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree.protocols import FusedSummary, Mechanism
+from ldptree.protocols import FusedSummary, Mechanism, declares
 from ldptree.rounds._aggregators import add_stats, summary_batches, to_host
 
 
@@ -19,16 +19,12 @@ def mechanism_labels(y: Any, *, host: bool = False) -> Any:
     arithmetic, rounded to nearest as on the device), class codes as integers (JAX's canonical
     integer type once on the device). A JAX array; with ``host=True`` concrete labels stay a
     NumPy array (no device transfer). Traced labels stay traced."""
-    if isinstance(y, jax.core.Tracer):
-        labels = jax.numpy.asarray(y)
-        if jax.numpy.issubdtype(labels.dtype, jax.numpy.floating):
-            labels = labels.astype(np.float32)
-        return labels
-    # converted on the host (jnp.asarray would trace a program per new shape)
-    out = np.asarray(y)
+    traced = isinstance(y, jax.core.Tracer)
+    # concrete labels are converted on the host (jnp.asarray would trace a program per shape)
+    out = jax.numpy.asarray(y) if traced else np.asarray(y)
     if jax.numpy.issubdtype(out.dtype, jax.numpy.floating):
         out = out.astype(np.float32)
-    return out if host else jax.device_put(out)
+    return out if traced or host else jax.device_put(out)
 
 
 def record_fields(mechanism: Mechanism, X_piece: FloatArray) -> dict[str, Any]:
@@ -67,12 +63,13 @@ def holder_sums(
     length. Depends only on ``key``, the holder indices and the records, so pieces may be
     summed anywhere (another thread, process or machine) and merged."""
     # a fused kernel checks and pads records on the host: a device copy would be copied back
-    labels = mechanism_labels(y, host=isinstance(mechanism, FusedSummary))
+    fused = declares(mechanism, FusedSummary)
+    labels = mechanism_labels(y, host=fused)
     rows = int(labels.shape[0])
     m = rows if holders is None else holders
-    if isinstance(mechanism, FusedSummary) and m <= mechanism.max_summary_rows:
+    if fused and m <= cast(FusedSummary, mechanism).max_summary_rows:
         extra = {"n_holders": m} if m < rows else {}
-        stats = mechanism.privatize_summarize(
+        stats = cast(FusedSummary, mechanism).privatize_summarize(
             key, cells, labels, n_cells, first_holder=first_holder, **extra
         )
         return jax.tree_util.tree_map(to_host, stats)
