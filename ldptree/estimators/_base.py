@@ -51,8 +51,9 @@ class BaseEstimator(_SkBaseEstimator):
     def _keep(self, params: dict[str, Any]) -> None:
         """Keep the constructor's arguments (``__init__``'s ``locals()``) as attributes of the
         same names, unchecked: scikit-learn's convention (they are validated by ``fit``)."""
-        for name in self._get_param_names():
-            setattr(self, name, params[name])
+        for name, value in params.items():  # only the parameters: _keep is called first
+            if name != "self":
+                setattr(self, name, value)
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The constructor's parameters; with ``deep``, also ``<component>__<field>`` for
