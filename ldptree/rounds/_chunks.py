@@ -2,9 +2,8 @@
 
 Holder ``i`` is the ``i``-th row in arrival order and draws its randomness from the release key
 and ``i`` alone, and the built-in statistics are exact integer sums, so how rows are cut never
-changes a result; it bounds memory (``O(piece rows * n_cells)`` at most) and fixes the shapes
-the kernels compile for. Every reader of private rows and every executor cuts through
-:func:`cut`.
+changes a result; it bounds memory (``O(piece rows * n_cells)``) and fixes the shapes the
+kernels compile for. Every reader of private rows and every executor cuts through :func:`cut`.
 """
 
 from __future__ import annotations

@@ -74,8 +74,7 @@ class Job:
 
 
 class Executor(Protocol):
-    """Runs the pieces of rounds: ``fold_rows`` over private rows, ``fold_reports`` over
-    released reports; each returns every job's final aggregator state, in order."""
+    """Folds rounds over private rows or released reports: every job's final state, in order."""
 
     def fold_rows(self, jobs: Sequence[Job], source: PrivateRows) -> list[Any]: ...
 

@@ -63,8 +63,7 @@ class PrivateRows:
     n_features: int
     n: int | None
     _read: Callable[[int], Iterator[Chunk]]
-    #: The check each chunk's labels passed (``None``: taken as they are): sources of the same
-    #: data checked alike yield the same chunks.
+    #: The check each chunk's labels passed (``None``: none): data checked alike reads alike.
     label_check: LabelCheck | None = None
 
     def chunks(self, size: int) -> Iterator[Chunk]:
