@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from ldptree import datasets as datasets
     from ldptree import distributed as distributed
     from ldptree import estimators as estimators
-    from ldptree import inspection as inspection
     from ldptree import experiments as experiments
+    from ldptree import inspection as inspection
     from ldptree import mechanisms as mechanisms
     from ldptree import partitions as partitions
     from ldptree import preprocessing as preprocessing

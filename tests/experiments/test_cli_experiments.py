@@ -58,7 +58,7 @@ def test_reproduce_quick_on_a_folder_never_seen(unseen_folder, tmp_path, capsys)
     assert "nothing to do" in capsys.readouterr().err
     assert main([*argv, "--out", str(out), "--tuning", "private"]) == 0
     report = (out / "results.md").read_text()
-    assert "LPDT-M (oracle, non-private tuning)" in report and "LPDT-M (private)" in report
+    assert "LPDT-M (oracle, non-private tuning)" in report and "LPDT-M (private tuning)" in report
     assert "| alpha |" in report and "| beta |" in report
 
 
