@@ -312,8 +312,8 @@ def _run_locked(
             if (method, guards) not in noted:  # once per method and setting in a run
                 noted.add((method, guards))
                 say(
-                    f"note: {method} runs with the {guards} at some grid points; runs.csv "
-                    "(column guards) and the results table mark them"
+                    f"note: {method} runs with the {guards}; runs.csv marks those rows (column "
+                    "guards) and the results table flags the column"
                 )
         label = f"{experiment.sources[job[0]].name} rep {job[1]} ({len(job[2])} cells, {mode})"
         if line is not None:

@@ -343,6 +343,11 @@ class PrivateTuning:
                 f"composition); validation holders {cell.epsilon:g}-LDP; discrete Laplace scale "
                 f"{noise_scale(k, bound, cell.epsilon):.4g}"
             )
+        if cell.spec.public_only:
+            spend = (
+                f"{PUBLIC_ONLY}; validation holders {cell.epsilon:g}-LDP, discrete Laplace scale "
+                f"k B / eps = {noise_scale(k, bound, cell.epsilon):.4g}, k = {k}"
+            )
         return [
             Outcome(
                 grid_index=best,
