@@ -60,7 +60,8 @@ def test_turning_the_guard_off_is_reported_in_rows_table_and_once_in_the_output(
     err = capsys.readouterr().err
     assert err.count("note: lpdt-m runs with the read-out guard off") == 1
     write_report(runs, title="t")
-    assert f"LPDT-M (oracle, non-private tuning; {flag})" in (runs.parent / "results.md").read_text()
+    report = (runs.parent / "results.md").read_text()
+    assert f"LPDT-M (oracle, non-private tuning; {flag})" in report
 
 
 def test_a_fallback_guard_counts_as_a_guard(tmp_path):
