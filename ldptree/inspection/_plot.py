@@ -40,34 +40,55 @@ def _check_features(features: Any, d: int) -> tuple[int, ...]:
     return tuple(int(k) for k in chosen)
 
 
-def _in_slice(
-    model: TreeModel, features: tuple[int, ...], at: Any, low: FloatArray, high: FloatArray
-) -> BoolArray:
-    """Which nodes' boxes (``low``, ``high``) contain the slice through the features not drawn,
-    fixed at ``at``."""
+def _slice_point(model: TreeModel, at: Any) -> FloatArray:
     lo, scale = model.scaler.lo, model.scaler.scale
-    point = lo + scale / 2 if at is None else np.asarray(at, dtype=np.float64).reshape(-1)
+    point: FloatArray = (
+        lo + scale / 2 if at is None else np.asarray(at, dtype=np.float64).reshape(-1)
+    )
     if point.shape != (model.n_features,) or not np.all(np.isfinite(point)):
         raise ValueError(
             f"at must hold one finite value per feature ({model.n_features}), got {at!r}"
         )
+    return point
+
+
+def _in_slice(
+    model: TreeModel,
+    features: tuple[int, ...],
+    point: FloatArray,
+    low: FloatArray,
+    high: FloatArray,
+) -> BoolArray:
+    """Which nodes' boxes (``low``, ``high``) contain the slice through the features not drawn,
+    fixed at ``point``."""
     keep = np.ones(low.shape[0], dtype=bool)
     for k in set(range(model.n_features)) - set(features):
         keep &= (low[:, k] <= point[k]) & (point[k] < high[:, k])
     return keep
 
 
-def plot_tree(model: Any, *, features: Any = None, at: Any = None, ax: Any = None) -> Any:
+def plot_tree(
+    model: Any, *, features: Any = None, at: Any = None, feature_names: Any = None, ax: Any = None
+) -> Any:
     """Draw a fitted LPDT / LPCT / LPCT-prune estimator or
     :class:`~ldptree.inspection.TreeModel` (module docstring) on ``ax`` (a new figure if
-    ``None``) and return the matplotlib axes."""
+    ``None``) and return the matplotlib axes. ``feature_names`` label the axes (default: the
+    names the model was fitted with, else ``x0, x1, ...``)."""
     tree = tree_model(model)
     chosen = _check_features(features, tree.n_features)
+    names = tree.feature_names if feature_names is None else tuple(map(str, feature_names))
+    if len(names) != tree.n_features:
+        raise ValueError(
+            f"feature_names must have one name per feature ({tree.n_features}), got {len(names)}"
+        )
+    point = _slice_point(tree, at)
+    others = [k for k in range(tree.n_features) if k not in chosen]
+    where = " at " + ", ".join(f"{names[k]} = {point[k]:.4g}" for k in others) if others else ""
     # drawn leaf by leaf (exact also for LPCT-prune, whose cells need not be boxes); the leaves
     # of one pruned cell share its prediction
     all_low, all_high = node_bounds(tree)
     leaves = tree.partition.leaf_nodes
-    keep = _in_slice(tree, chosen, at, all_low[leaves], all_high[leaves])
+    keep = _in_slice(tree, chosen, point, all_low[leaves], all_high[leaves])
     low, high = all_low[leaves[keep]], all_high[leaves[keep]]
     fallback = tree.fallback[keep]
     if tree.task == "regression":
@@ -80,7 +101,6 @@ def plot_tree(model: Any, *, features: Any = None, at: Any = None, ax: Any = Non
     box_lo = tree.scaler.lo
     box_hi = tree.scaler.lo + tree.scaler.scale
     low, high = np.maximum(low, box_lo), np.minimum(high, box_hi)
-    names = tree.feature_names
     ax = _axes(ax)
     if len(chosen) == 1:
         (k,) = chosen
@@ -90,7 +110,7 @@ def plot_tree(model: Any, *, features: Any = None, at: Any = None, ax: Any = Non
         ax.set_xlim(box_lo[k], box_hi[k])
         ax.set_xlabel(names[k])
         ax.set_ylabel(what)
-        ax.set_title(f"{tree.estimator}: {n_cells} cells (dashed: public only)")
+        ax.set_title(f"{tree.estimator}: {n_cells} cells{where} (dashed: public only)")
         return ax
     import matplotlib as mpl
     from matplotlib.patches import Rectangle
@@ -115,5 +135,5 @@ def plot_tree(model: Any, *, features: Any = None, at: Any = None, ax: Any = Non
     ax.set_xlabel(names[k])
     ax.set_ylabel(names[m])
     ax.figure.colorbar(mpl.cm.ScalarMappable(norm=norm, cmap=cmap), ax=ax, label=what)
-    ax.set_title(f"{tree.estimator}: {n_cells} cells (hatched: public only)")
+    ax.set_title(f"{tree.estimator}: {n_cells} cells{where} (hatched: public only)")
     return ax

@@ -65,7 +65,7 @@ class PrivacyRecord:
         """A few lines for people: the per-holder cost first, then where it comes from."""
         kind = "pure, delta = 0" if self.delta == 0 else f"delta = {self.delta:g}"
         lines = [f"each private holder: epsilon = {self.epsilon:g} ({kind}), one report"]
-        if self.parts:
+        if len(self.parts) > 1:
             split = " + ".join(f"{name} {eps:.4g}" for name, eps in self.parts)
             lines.append(f"  report parts: {split}")
         if self.mechanism:

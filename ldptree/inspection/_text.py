@@ -96,9 +96,10 @@ def export_text(
     width = len(str(len(cells) - 1))
     for index, cell in enumerate(cells):
         note = "  [public only]" if cell.fallback else ""
-        pruned = (
-            "" if len(cells) == tree.n_leaves else f" (node {cell.node}, {len(cell.leaves)} leaves)"
+        leaves = (
+            f"{len(cell.leaves)} leaf" if len(cell.leaves) == 1 else f"{len(cell.leaves)} leaves"
         )
+        pruned = "" if len(cells) == tree.n_leaves else f" (node {cell.node}, {leaves})"
         where = _condition(cell, names, decimals)
         if cell.others:
             where += ", outside cells " + ", ".join(map(str, cell.others))
