@@ -207,8 +207,8 @@ class OracleTuning:
         grid = resolve_grid(self.grids, cell.spec, *s.X_train.shape)
         k = grid.size
         out, refused = [], []
-        fitted = _fit_grid(cell, list(grid.points()))
-        for index, params in enumerate(grid.points()):
+        fitted = _fit_grid(cell, list(grid.configurations()))
+        for index, params in enumerate(grid.configurations()):
             try:
                 pred, seconds = (
                     fitted[index]
@@ -297,7 +297,7 @@ class PrivateTuning:
         grid = self.grid(cell.spec, n, d, cell.epsilon)
         k = grid.size
         if k == 1:
-            return [self._single(cell, next(grid.points()))]
+            return [self._single(cell, next(grid.configurations()))]
         n_v = int(np.floor(self.validation_fraction * n))
         holders = np.random.default_rng(cell.seed("holders")).permutation(n)
         validation, rest = holders[:n_v], holders[n_v:]
@@ -311,7 +311,7 @@ class PrivateTuning:
         start = time.perf_counter()
         losses, test_preds = np.empty((n_v, k)), []
         ledger = _Charges(cell.epsilon, shared=self.training == "shared")
-        for index, (params, group) in enumerate(zip(grid.points(), groups, strict=True)):
+        for index, (params, group) in enumerate(zip(grid.configurations(), groups, strict=True)):
             X_eval = np.concatenate([X_val, s.X_test])
             pred = ledger.fit_predict(
                 cell, params, cell.seed("fit", index), s.X_train[group], s.y_train[group], X_eval
@@ -329,7 +329,7 @@ class PrivateTuning:
         )
         scores = noisy.mean(axis=0)
         best = int(np.argmin(scores))
-        params = next(p for i, p in enumerate(grid.points()) if i == best)
+        params = next(p for i, p in enumerate(grid.configurations()) if i == best)
         disjoint = self.training == "disjoint"
         spend = (
             f"{cell.epsilon:g}-LDP per holder: training groups and validation holders are "

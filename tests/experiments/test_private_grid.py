@@ -86,7 +86,7 @@ def test_methods_start_from_the_defaults_and_paper_presets_name_the_papers_setti
         assert (model.readout, model.mechanism, model.budget_split) == ("auto", "auto", "auto")
         # the presets that reproduce the papers' numbers name the papers' settings
         for preset in ("lpdt-real", "lpdt-taxi", "lpdt-depth", "lpdt-leaf"):
-            point = next(grid_preset(preset).points())
+            point = next(grid_preset(preset).configurations())
             model = spec.build(2.0, point, 0)
             assert (model.readout, model.mechanism) == ("ratio", "paper")
             assert disabled_guards(model)
