@@ -15,13 +15,15 @@ Where to start:
   :class:`LPCTPrunedClassifier` (the LPCT paper); scikit-learn compatible, public data passed as
   ``fit(X, y, X_public=..., y_public=...)``;
 * ``ldptree.preprocessing``: ``PublicPipeline``, preprocessing fitted on public data only;
-* ``ldptree.mechanisms`` / ``ldptree.partitions``: the components, to compose your own;
+* ``ldptree.mechanisms`` / ``partitions`` / ``rounds``: the holders', public and curator's side;
 * ``ldptree.accounting``: privacy spends, ledgers and exact LDP verification;
 * ``ldptree.testing``: ``assert_ldp`` / ``assert_unbiased`` and Hypothesis strategies for your
   own mechanisms' tests;
+* ``ldptree.inspection``: print, plot, save and load a fitted tree (``export_text``,
+  ``plot_tree``, ``privacy_summary``, ``save_model`` / ``load_model``);
 * ``ldptree.baselines``: the papers' competitors; ``ldptree.datasets``: simulated and real
   data; ``ldptree.experiments``: the papers' experiments and TOML-configured runs;
-* ``ldptree.distributed``: the round and its aggregation on a Dask cluster (``dask`` extra).
+* ``ldptree.distributed``: rounds on a Dask cluster (``dask`` extra).
 
 Subpackages are imported on first attribute access (``ldptree.experiments`` works after
 ``import ldptree``).
@@ -47,9 +49,11 @@ if TYPE_CHECKING:
     from ldptree import distributed as distributed
     from ldptree import estimators as estimators
     from ldptree import experiments as experiments
+    from ldptree import inspection as inspection
     from ldptree import mechanisms as mechanisms
     from ldptree import partitions as partitions
     from ldptree import preprocessing as preprocessing
+    from ldptree import rounds as rounds
     from ldptree import testing as testing
 
 __version__ = "0.1.0"
@@ -62,9 +66,11 @@ _SUBPACKAGES = frozenset(
         "distributed",
         "estimators",
         "experiments",
+        "inspection",
         "mechanisms",
         "partitions",
         "preprocessing",
+        "rounds",
         "testing",
     }
 )

@@ -8,14 +8,12 @@ A :class:`Round` is fixed before any private value is read; :func:`run` runs rou
 """
 
 from ldptree.rounds._aggregators import (
-    CollectedState,
     ReportCollector,
-    SimulatedState,
     SimulatedSumAggregator,
     SumAggregator,
     SumState,
 )
-from ldptree.rounds._charge import CertifiedSpend, budget_ledger, certified_spend
+from ldptree.rounds._charge import budget_ledger, certified_spend
 from ldptree.rounds._chunks import chunk_rows
 from ldptree.rounds._dask import Dask
 from ldptree.rounds._engine import RoundResult, run
@@ -27,8 +25,6 @@ from ldptree.rounds._rows import PrivateRows, private_rows
 
 __all__ = [
     "Batched",
-    "CertifiedSpend",
-    "CollectedState",
     "Dask",
     "Executor",
     "PrivateRows",
@@ -37,7 +33,6 @@ __all__ = [
     "Round",
     "RoundResult",
     "Serial",
-    "SimulatedState",
     "SimulatedSumAggregator",
     "SumAggregator",
     "SumState",
