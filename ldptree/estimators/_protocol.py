@@ -17,7 +17,6 @@ from typing import Any
 import jax
 import numpy as np
 
-from ldptree._jax_cache import default_compilation_cache
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import (
     check_choice,
@@ -57,10 +56,7 @@ def check_fit_data(
     """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``.
 
     ``check_labels(y, name, n=rows)`` validates both label vectors (real labels by default).
-    Called first by every ``fit``, it also turns on the persistent compilation cache
-    (:func:`~ldptree._jax_cache.default_compilation_cache`; ``LDPTREE_JAX_CACHE=off`` opts out).
     """
-    default_compilation_cache()
     X_arr = check_matrix(X, "X")
     y_arr = check_labels(y, "y", n=X_arr.shape[0])
     return (X_arr, y_arr, *check_public_data(X_public, y_public, X_arr.shape[1], check_labels))
@@ -72,7 +68,6 @@ def check_fit_rows(
     """As :func:`check_fit_data`, but the private sample is read chunk by chunk
     (:class:`~ldptree.estimators._rows.PrivateRows`: arrays, memory maps or an iterable of
     ``(X_chunk, y_chunk)`` pairs with ``y=None``), never copied as a whole."""
-    default_compilation_cache()
     rows = private_rows(X, y, check_labels=check_labels)
     return (rows, *check_public_data(X_public, y_public, rows.n_features, check_labels))
 

@@ -33,6 +33,7 @@ import jax
 import numpy as np
 
 from ldptree._buckets import fine_bucket
+from ldptree._jax_cache import kernel
 from ldptree._typing import PRNGKey
 from ldptree.mechanisms._kit import KitMechanism, fused_sums
 
@@ -55,7 +56,7 @@ class SummaryJob:
     first_holder: int = 0
 
 
-@partial(jax.jit, static_argnums=(0,))
+@kernel(static_argnums=(0,))
 def _batched_sums(spec: Any, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
     # the unblocked body: a vectorised loop whose trip count differs between releases runs as a
     # masked while loop, measured slower on an experiment's few-thousand-row releases

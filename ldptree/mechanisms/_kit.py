@@ -41,7 +41,6 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
@@ -50,6 +49,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
+from ldptree._jax_cache import kernel
 from ldptree._memo import memoised
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_epsilon, to_label_bound
@@ -1092,19 +1092,19 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
     return tuple(sums)
 
 
-@partial(jax.jit, static_argnums=(0,))
+@kernel(static_argnums=(0,))
 def _privatize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
     return _outputs(spec, consts, *args)
 
 
-@partial(jax.jit, static_argnums=(0,))
+@kernel(static_argnums=(0,))
 def _privatize_words(
     spec: _Spec, consts: Any, words: jax.Array, cells: jax.Array, labels: jax.Array
 ) -> tuple[jax.Array, ...]:
     return _outputs_from_words(spec, consts, words, cells, labels)
 
 
-@partial(jax.jit, static_argnums=(0,))
+@kernel(static_argnums=(0,))
 def _summarize(
     spec: _Spec, outs: tuple[jax.Array, ...], n_valid: jax.Array
 ) -> tuple[jax.Array, ...]:
@@ -1160,6 +1160,6 @@ def blocked_sums(
     return total
 
 
-@partial(jax.jit, static_argnums=(0,))
+@kernel(static_argnums=(0,))
 def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
     return blocked_sums(spec, consts, *args)
