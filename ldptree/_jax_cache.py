@@ -162,7 +162,7 @@ def _signature(x: Any) -> Hashable:
     if isinstance(x, jax.Array):
         if x.committed:  # placed on a device by the caller: jit follows the placement
             raise _NotStoredError
-        return (x.shape, x.dtype, x.weak_type)
+        return (x.shape, x.dtype, getattr(x, "weak_type", False))  # keys have no weak type
     if isinstance(x, np.ndarray | np.generic):
         return (x.shape, x.dtype)
     if isinstance(x, bool | int | float | complex):

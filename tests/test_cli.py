@@ -7,6 +7,7 @@ import pytest
 from ldptree.cli import main
 
 
+@pytest.mark.slow
 def test_demo_writes_table_and_plot(tmp_path, capsys):
     assert main(["demo", "--reps", "2", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out

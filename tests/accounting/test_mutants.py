@@ -157,6 +157,7 @@ def test_verify_rejects_every_mutant_with_a_witness(name: str) -> None:
     assert "FAILS" in str(cert)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n, (_, gross) in MUTANTS.items() if gross])
 def test_audit_refutes_the_gross_mutants(name: str) -> None:
     mech = MUTANTS[name][0]()
@@ -250,6 +251,7 @@ class LaplaceOneHot:
         )
 
 
+@pytest.mark.slow
 def test_third_party_mechanism_is_verified_and_audited() -> None:
     mech = LaplaceOneHot(epsilon=1.5)
     assert isinstance(mech, Mechanism)
@@ -276,6 +278,7 @@ def test_third_party_mechanism_is_verified_and_audited() -> None:
     assert bits.refuted and bits.epsilon_lower > 2.0, str(bits)
 
 
+@pytest.mark.slow
 def test_third_party_overclaim_is_caught_by_both() -> None:
     @attrs.frozen
     class Doubled(LaplaceOneHot):

@@ -14,6 +14,7 @@ import math
 
 import jax
 import jax.numpy as jnp
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_mutants import LaplaceOneHot
@@ -74,6 +75,7 @@ def test_randomized_response_on_long_one_hot_vectors(
     )
 
 
+@pytest.mark.slow
 @settings(max_examples=6)  # each example compiles privatize for a new mechanism
 @given(
     mech=rr_laplace_mechanisms(max_epsilon=8.0),

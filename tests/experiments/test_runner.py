@@ -203,6 +203,7 @@ def test_a_new_method_registers_by_name(tmp_path):
     assert all(r.method == "public-mean" and not r.private_pipeline for r in records)
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_rows(tmp_path):
     experiment = Experiment(
         "t", [source("s1"), source("s2")], ["lpdt-m"], EPS, 1, FixedParams({"max_depth": 2})

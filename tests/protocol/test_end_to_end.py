@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from protocol_helpers import make_round
 
 from ldptree.estimators._aggregate import SumAggregator
@@ -60,6 +61,7 @@ def _corrupt(files: list[Path]) -> dict[str, int]:
     return {"malformed": 2, "version": 1, "range": 1, "type": 2, "duplicate": 6}
 
 
+@pytest.mark.slow
 def test_round_across_processes_with_a_crash(tmp_path: Path) -> None:
     # curator: publish
     published = make_round()
