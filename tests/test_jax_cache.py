@@ -115,13 +115,10 @@ def test_static_arguments_that_are_not_plain_data_are_never_stored(folder: Path)
 
 
 _SCRIPT = """
-import hashlib, sys
+import hashlib
 import numpy as np
 import ldptree
-if len(sys.argv) > 1:
-    print(ldptree.enable_compilation_cache(sys.argv[1]))
-else:
-    print(ldptree._jax_cache.default_compilation_cache())
+print(ldptree._jax_cache.default_compilation_cache())
 from ldptree import LPDTRegressor
 rng = np.random.default_rng(0)
 X, Xq, Xt = rng.uniform(size=(3000, 3)), rng.uniform(size=(300, 3)), rng.uniform(size=(500, 3))
@@ -135,10 +132,10 @@ print(out.hexdigest())
 """
 
 
-def _run(env: dict[str, str], tmp_path: Path, *args: str) -> list[str]:
+def _run(env: dict[str, str], tmp_path: Path) -> list[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), **env}
     done = subprocess.run(
-        [sys.executable, "-c", _SCRIPT, *args],
+        [sys.executable, "-c", _SCRIPT],
         env=env,
         capture_output=True,
         text=True,
@@ -155,11 +152,8 @@ def test_predictions_are_identical_with_the_cache_cold_warm_and_off(tmp_path: Pa
     warm = _run({ENV_VAR: str(folder)}, tmp_path)
     off = _run({ENV_VAR: "off"}, tmp_path)
     assert off[0] == "None"
-    # a folder passed explicitly (the default folder: the test of a user's program below)
-    explicit = _run({}, tmp_path, str(tmp_path / "chosen"))
-    assert explicit[0] == str(tmp_path / "chosen") and any((tmp_path / "chosen").iterdir())
-    assert not (tmp_path / ".cache").exists()
-    assert cold[1] == warm[1] == off[1] == explicit[1]
+    assert not (tmp_path / ".cache").exists()  # nothing in the default folder
+    assert cold[1] == warm[1] == off[1]
 
 
 # The user's own JAX program closes over a "secret" array (small enough for XLA to embed it as a

@@ -108,7 +108,7 @@ ESTIMATORS = [
     LPDTRegressor(label_bound=5.0, random_state=0),
     LPCTClassifier(classes=[0, 1], random_state=0),
     pytest.param(PHISTRegressor(label_bound=5.0, random_state=0), marks=pytest.mark.slow),
-    APHISTRegressor(label_bound=5.0, random_state=0),
+    pytest.param(APHISTRegressor(label_bound=5.0, random_state=0), marks=pytest.mark.slow),
     pytest.param(PHISTClassifier(classes=[0, 1], random_state=0), marks=pytest.mark.slow),
     pytest.param(DECONVRegressor(label_bound=5.0, random_state=0), marks=pytest.mark.slow),
     DTRegressor(),

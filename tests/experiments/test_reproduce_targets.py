@@ -11,6 +11,7 @@ from ldptree.experiments import read_records
 from ldptree.experiments._lpct_table import available_lpct_methods, lpct_source
 
 
+@pytest.mark.slow
 def test_lpdt_figure1_quick(tmp_path):
     assert main(["reproduce", "lpdt-figure1", "--quick", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "figure1.md").read_text()
