@@ -58,7 +58,14 @@ from ldptree.mechanisms import (
     RRLaplaceMechanism,
 )
 from ldptree.partitions import MaxEdgePartitioner, RangeScaler
-from ldptree.protocol import Collector, holder_report, load_published, publish
+from ldptree.protocol import (
+    Collector,
+    HolderLedger,
+    PrivacyPolicy,
+    holder_report,
+    load_published,
+    publish,
+)
 
 RNG = np.random.default_rng(0)
 X = RNG.random((30, 2))
@@ -150,8 +157,17 @@ def _published() -> dict[str, Any]:
     return _ROUND
 
 
+def _holder_report(record_x: Any, label: Any) -> dict[str, Any]:
+    """One simulated holder's report (its own ledger, a policy that accepts the round)."""
+    policy = PrivacyPolicy(max_epsilon_per_round=1.0, max_epsilon_total=1.0)
+    answer = holder_report(
+        record_x, label, _published(), policy=policy, ledger=HolderLedger.in_memory()
+    )
+    return answer.report
+
+
 def _report(**field_changes: Any) -> dict[str, Any]:
-    report = holder_report([0.2, 0.7], 0.5, _published())
+    report = _holder_report([0.2, 0.7], 0.5)
     report["fields"].update(field_changes)
     return report
 
@@ -663,19 +679,19 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
     # -- protocol (holder side) --------------------------------------------------------------
     (
         "protocol-record_x-complex",
-        lambda t: holder_report([0.2 + 1j, 0.5], 0.5, _published()),
+        lambda t: _holder_report([0.2 + 1j, 0.5], 0.5),
         ValueError,
         "record_x must hold real",
     ),
     (
         "protocol-record_x-length",
-        lambda t: holder_report([0.2, 0.5, 0.1], 0.5, _published()),
+        lambda t: _holder_report([0.2, 0.5, 0.1], 0.5),
         ValueError,
         "record_x must be 2 finite numbers",
     ),
     (
         "protocol-label-nan",
-        lambda t: holder_report([0.2, 0.5], float("nan"), _published()),
+        lambda t: _holder_report([0.2, 0.5], float("nan")),
         ValueError,
         "label must be a finite real number",
     ),
