@@ -67,7 +67,6 @@ from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound, load_pub
 from ldptree.protocol._report import (
     REASONS,
     RejectedReportError,
-    max_report_bytes,
     parse_report,
 )
 from ldptree.protocol._sqlite import connect, is_sqlite, prepare
@@ -221,9 +220,8 @@ class Collector:
 
     def __init__(self, store: str | os.PathLike[str], published: Any) -> None:
         self._round: PublishedRound = load_published(published)
-        self._layout = self._round.mechanism.report_fields(self._round.n_cells)
-        self._codec = ReportCodec.of(self._layout)
-        self._limit = max_report_bytes(self._round)
+        self._codec = ReportCodec.of(self._round.layout)
+        self._limit = self._round.max_report_bytes
         self._folder = Path(store)
         self._writer: sqlite3.Connection | None = None
         self._reader: sqlite3.Connection | None = None

@@ -27,8 +27,10 @@ rejects reports of any other, and a holder's ledger answers each fingerprint at 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import math
 import re
 import secrets
 from collections.abc import Mapping
@@ -189,6 +191,17 @@ class PublishedRound:
     @property
     def n_cells(self) -> int:
         return self.partition.n_leaves
+
+    @functools.cached_property
+    def layout(self) -> tuple[tuple[str, tuple[int, ...], int, int], ...]:
+        """The mechanism's ``report_fields`` for this round's cells (what a report holds)."""
+        return self.mechanism.report_fields(self.n_cells)
+
+    @functools.cached_property
+    def max_report_bytes(self) -> int:
+        """A generous bound on the size of a valid report's JSON text (longer input is
+        rejected unread): 24 bytes per integer plus 1 KiB."""
+        return 1024 + 24 * sum(math.prod(shape) for _, shape, _, _ in self.layout)
 
     @property
     def epsilon(self) -> float:

@@ -84,15 +84,6 @@ def report_object(round_: PublishedRound, report_id: str, arrays: list[Any]) -> 
     }
 
 
-def max_report_bytes(round_: PublishedRound) -> int:
-    """A generous bound on the size of a valid report's JSON text (longer input is rejected
-    unread): 24 bytes per integer plus 1 KiB."""
-    count = sum(
-        math.prod(shape) for _, shape, _, _ in round_.mechanism.report_fields(round_.n_cells)
-    )
-    return 1024 + 24 * count
-
-
 def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray[Any, Any]]]:
     """``(report_id, arrays)`` of a valid report, one ``int32`` array per release in its shape.
 
@@ -101,7 +92,7 @@ def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray
     ever raised."""
     obj = raw
     if isinstance(raw, bytes | bytearray | str):
-        if len(raw) > max_report_bytes(round_):
+        if len(raw) > round_.max_report_bytes:
             raise RejectedReportError("oversized", f"{len(raw)} bytes")
         try:
             obj = json.loads(raw)
@@ -120,7 +111,7 @@ def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray
         shown = made_for[:64] if isinstance(made_for, str) else type(made_for).__name__
         raise RejectedReportError("round", f"made for round {shown!r}, not this round")
     fields = obj["fields"]
-    layout = round_.mechanism.report_fields(round_.n_cells)
+    layout = round_.layout
     if not isinstance(fields, Mapping) or set(fields) != {name for name, *_ in layout}:
         raise RejectedReportError("shape", "fields must hold exactly the mechanism's releases")
     arrays = []
@@ -130,9 +121,14 @@ def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray
             raise RejectedReportError(
                 "shape", f"{name} must be a list of {math.prod(shape)} integers"
             )
-        if not all(type(v) is int for v in values):
+        # whole-list checks in C: exact int type (bools and floats are not), then the range
+        if not set(map(type, values)) <= {int}:
             raise RejectedReportError("type", f"{name} holds a value that is not an integer")
-        if not all(lo <= v <= hi for v in values):
+        try:
+            wide = np.array(values, dtype=np.int64)
+        except OverflowError:
+            wide = None  # beyond 64 bits: outside any range
+        if wide is None or (wide.size and (wide.min() < lo or wide.max() > hi)):
             raise RejectedReportError("range", f"{name} holds a value outside [{lo}, {hi}]")
-        arrays.append(np.asarray(values, dtype=np.int32).reshape(shape))
+        arrays.append(wide.astype(np.int32).reshape(shape))
     return report_id, arrays
