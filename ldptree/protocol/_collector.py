@@ -48,8 +48,6 @@ exact integer ``summarize`` (:class:`~ldptree.estimators._aggregate.SumAggregato
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import hashlib
 import json
 import os
@@ -61,6 +59,7 @@ from typing import IO, Any
 import attrs
 import numpy as np
 
+from ldptree._locks import lock_folder, unlock_folder
 from ldptree.estimators._aggregate import SumAggregator, SumState
 from ldptree.protocol._codec import ReportCodec
 from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound, load_published
@@ -103,7 +102,7 @@ _SCHEMA = (
 _INSERT_REPORT = "INSERT INTO reports (report_id, round, fields, checksum) VALUES (?, 1, ?, ?)"
 _INSERT_REJECTION = "INSERT OR IGNORE INTO rejections (digest, reason) VALUES (?, ?)"
 #: Bytes of decoded reports (int32) per batch when estimating from the store.
-BATCH_BYTES = 32 * 2**20
+BATCH_BYTES = 8 * 2**20
 #: Bytes read at a time while skipping the rest of an oversized line.
 _SKIP_BYTES = 2**20
 
@@ -154,20 +153,6 @@ def _undo_ingest(conn: sqlite3.Connection) -> None:
             conn.execute("RELEASE ingest")
         except sqlite3.OperationalError:
             pass  # no such savepoint
-
-
-def _lock_folder(folder: Path) -> int:
-    """An open descriptor of ``folder`` holding an exclusive ``flock`` (released when it is
-    closed or the process ends); ``ValueError`` when another collector holds it."""
-    fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError as err:
-        os.close(fd)
-        if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise ValueError(f"the store {folder} is open in another collector") from None
-        raise
-    return fd
 
 
 def _old_store(manifest: Path) -> bool:
@@ -230,7 +215,9 @@ class Collector:
         if not self._folder.exists():
             self._folder.mkdir(parents=True, exist_ok=True)
         _check_folder(self._folder)
-        self._lock = _lock_folder(self._folder)
+        self._lock = lock_folder(
+            self._folder, f"the store {self._folder} is open in another collector"
+        )
         try:
             _check_folder(self._folder)  # again, now that no other collector can change it
             self._open()
@@ -280,7 +267,7 @@ class Collector:
             if conn is not None:
                 conn.close()  # an open transaction is rolled back
         if lock is not None:
-            os.close(lock)
+            unlock_folder(lock)
 
     def __enter__(self) -> Collector:
         return self
@@ -431,7 +418,7 @@ class Collector:
 
     def report_batches(self, batch_size: int | None = None) -> Iterator[Any]:
         """The committed reports in store order, as batches of the mechanism's report type of at
-        most ``batch_size`` reports (default: about 32 MiB of decoded integers). Each stored
+        most ``batch_size`` reports (default: about 8 MiB of decoded integers). Each stored
         report's checksum is verified (``ValueError`` on a mismatch); memory holds one batch."""
         conn = self._committed()
         if batch_size is None:
