@@ -900,6 +900,7 @@ def _fit_in_a_forked_child(_: int) -> str:
     return "fitted"
 
 
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # JAX's own warning, the point here
 def test_a_fit_in_a_process_forked_after_jax_started_is_refused() -> None:
     """JAX cannot run in a child forked after it started (it deadlocks): the fit refuses at
     once, naming the fix."""

@@ -260,14 +260,19 @@ class Collector:
 
     def close(self) -> None:
         """Release the store (pending, uncommitted reports are dropped, as in a crash). Every
-        later call on this collector is refused."""
-        writer, reader, lock = self._writer, self._reader, self._lock
+        later call on this collector is refused. A collector that is garbage-collected without
+        ``close`` (e.g. a notebook cell run again) closes itself."""
+        writer, reader = getattr(self, "_writer", None), getattr(self, "_reader", None)
+        lock = getattr(self, "_lock", None)
         self._writer = self._reader = self._lock = None
         for conn in (reader, writer):
             if conn is not None:
                 conn.close()  # an open transaction is rolled back
         if lock is not None:
             unlock_folder(lock)
+
+    def __del__(self) -> None:
+        self.close()
 
     def __enter__(self) -> Collector:
         return self

@@ -33,7 +33,10 @@ def connect(target: str | Path, what: str, *, timeout: float = 0.0) -> sqlite3.C
     database (it is not opened)."""
     if str(target) != ":memory:" and Path(target).exists() and not is_sqlite(Path(target)):
         raise ValueError(f"{what} is not an SQLite database; it was not touched")
-    conn = sqlite3.connect(target, isolation_level=None, timeout=timeout, check_same_thread=True)
+    try:
+        conn = sqlite3.connect(target, isolation_level=None, timeout=timeout)
+    except sqlite3.Error as err:  # e.g. a folder that does not exist
+        raise ValueError(f"{what} cannot be opened ({err})") from None
     try:
         conn.execute("PRAGMA synchronous=FULL")
     except sqlite3.DatabaseError as err:

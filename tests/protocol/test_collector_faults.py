@@ -4,6 +4,7 @@ report must end up stored exactly once, and the store must always load."""
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -386,6 +387,12 @@ def test_a_closed_collector_refuses_every_call(
             call()
     with Collector(tmp_path / "store", published) as again:  # and it let the store go
         assert again.n_reports == 1
+    forgotten = Collector(tmp_path / "store", published)  # never closed, then dropped
+    forgotten.submit(texts[2])
+    del forgotten
+    gc.collect()
+    with Collector(tmp_path / "store", published) as again:
+        assert again.n_reports == 1 and again.n_pending == 0
 
 
 def _listing(folder: Path) -> dict[str, str]:

@@ -137,6 +137,8 @@ def test_policy_and_ledger_arguments(published: dict[str, Any], tmp_path: Path) 
         holder_report([1.0, 0.0], 1.0, published, policy=None, ledger=HolderLedger.in_memory())  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="ledger must be a HolderLedger"):
         holder_report([1.0, 0.0], 1.0, published, policy=PrivacyPolicy(2, 2), ledger=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="cannot be opened"):
+        HolderLedger(tmp_path / "no such folder" / "ledger.sqlite")
     notes = tmp_path / "notes.txt"
     notes.write_text("my own notes\n" * 100)
     with pytest.raises(ValueError, match="not an SQLite database"):
