@@ -65,7 +65,7 @@ from ldptree._validation import (
 )
 from ldptree._xp import float_dtype, namespace
 from ldptree.estimators._aggregate import ReportCollector
-from ldptree.estimators._base import BaseEstimator, RegressorMixin
+from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._protocol import (
     budget_ledger,
@@ -247,6 +247,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         holder_chunk = check_int(self.holder_chunk, "holder_chunk", minimum=1)
         return h, floor, test_chunk, holder_chunk
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DECONVRegressor:
         """Each holder releases its noisy features and label; the curator keeps the releases."""
         epsilon = check_epsilon(self.epsilon, "epsilon")

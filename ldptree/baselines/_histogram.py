@@ -31,7 +31,12 @@ from ldptree._validation import (
 )
 from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
 from ldptree.estimators._aggregate import SimulatedSumAggregator
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ldptree.estimators._base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    keeps_state_on_error,
+)
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import check_components, check_mechanism, route
@@ -140,6 +145,7 @@ class _HistogramRegressor(RegressorMixin, _Histogram):
     label_bound: float | tuple[float, float] | None
     truncation: float
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> Any:
         """Privatize ``(X, y)`` through the grid and read out truncated cell means."""
         t = check_real(self.truncation, "truncation")
@@ -318,6 +324,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         self.mechanism = mechanism
         self.random_state = random_state
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
         """Privatize ``(X, y)`` through the grid and read out truncated class-1 frequencies."""
         floor = check_real(self.min_samples_cell, "min_samples_cell")

@@ -99,7 +99,7 @@ from ldptree._validation import (
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._release import ReleaseCertificate
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._protocol import check_fit_data, fit_scaler
 from ldptree.mechanisms._discrete_gaussian import (
@@ -543,6 +543,7 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
         self.privacy_budget = privacy_budget
         self.random_state = random_state
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PGLMClassifier:
         """One Gaussian release per holder, then OLS, scale correction on public X."""
         epsilon = check_epsilon(self.epsilon, "epsilon")

@@ -56,7 +56,7 @@ from ldptree._validation import (
 )
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.baselines._privunit import PrivUnitG
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._protocol import budget_ledger, check_fit_data, fit_scaler
 
@@ -237,6 +237,7 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
         self.privacy_budget = privacy_budget
         self.random_state = random_state
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PSGDClassifier:
         """Warm start on the public sample, then one interactive pass (module docstring)."""
         epsilon = check_epsilon(self.epsilon, "epsilon")

@@ -29,7 +29,12 @@ import numpy as np
 
 from ldptree._typing import FloatArray
 from ldptree._validation import check_choice, check_int
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ldptree.estimators._base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    keeps_state_on_error,
+)
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import route
 from ldptree.estimators._protocol import check_fit_data
@@ -141,6 +146,7 @@ class DTRegressor(RegressorMixin, _ReferenceTree):
         self.training = training
         self.random_state = random_state
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DTRegressor:
         """Grow CART on the chosen rows and store exact leaf means."""
         y = self._check_fit_input(X, y)
@@ -203,6 +209,7 @@ class CTClassifier(ClassifierMixin, _ReferenceTree):
         self.classes = classes
         self.random_state = random_state
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> CTClassifier:
         """Grow CART on the chosen rows and store exact leaf class counts."""
         if self.criterion not in ("gini", "entropy"):

@@ -39,7 +39,7 @@ from ldptree._validation import (
     check_real,
 )
 from ldptree.estimators._aggregate import SimulatedSumAggregator
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.estimators._certify import certified_spend
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import (
@@ -63,6 +63,7 @@ from ldptree.estimators._many import PendingFit, RoundPlan
 from ldptree.estimators._protocol import (
     AGGREGATE_ROUTING_ROWS,
     budget_ledger,
+    check_data_free_depth,
     check_fit_rows,
     fit_scaler,
 )
@@ -166,6 +167,13 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             check_mechanism_fits(
                 self._kind, check_mechanism(self.mechanism, epsilon), n_classes=n_classes
             )
+        # the aggregate simulation draws summed reports: only mechanisms that can qualify
+        simulated = isinstance(aggregator, type) and issubclass(aggregator, SimulatedSumAggregator)
+        if Xq is None:
+            choose = functools.partial(
+                class_mechanism, self.mechanism, epsilon, n_classes, simulated=simulated
+            )
+            check_data_free_depth(max_depth, choose, self.mechanism)
         key_partition, key_noise = split(as_key(self.random_state))
 
         d = rows.n_features
@@ -174,8 +182,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         y_grow = None if codes_q is None else codes_q.astype(np.float64)
         partition = partitioner.fit(Xq_scaled, y_grow, key=key_partition)
         n_cells = partition.n_leaves
-        # the aggregate simulation draws summed reports: only mechanisms that can qualify
-        simulated = isinstance(aggregator, type) and issubclass(aggregator, SimulatedSumAggregator)
         mechanism, choice = class_mechanism(
             self.mechanism, epsilon, n_classes, n_cells, simulated=simulated
         )
@@ -382,6 +388,7 @@ class LPCTClassifier(_LPCTBase):
         self.allow_uncertified = allow_uncertified
         self.random_state = random_state
 
+    @keeps_state_on_error
     def fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPCTClassifier:
@@ -544,6 +551,7 @@ class LPCTPrunedClassifier(_LPCTBase):
             min_depth = check_int(self.min_depth, "min_depth", minimum=0)
         return max(max_depth, 0), min(max(min_depth, 0), max(max_depth, 0))
 
+    @keeps_state_on_error
     def fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPCTPrunedClassifier:

@@ -11,7 +11,7 @@ memory is ``O(chunk_size * n_cells)`` whatever ``n``.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
@@ -37,6 +37,7 @@ from ldptree.estimators._pipeline import map_chunks
 from ldptree.estimators._rows import LabelCheck, PrivateRows, private_rows
 from ldptree.mechanisms._kit import KitMechanism
 from ldptree.mechanisms._random import fold_in
+from ldptree.partitions._builder import MAX_DATA_FREE_DEPTH
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import (
@@ -94,6 +95,25 @@ def check_public_data(
         return None, None
     yq = None if y_public is None else check_labels(y_public, "y_public", n=Xq.shape[0])
     return Xq, yq
+
+
+def check_data_free_depth(max_depth: Any, mechanism_for: Callable[[int], Any], name: Any) -> None:
+    """Without public data the partition splits every node down to ``max_depth``: refuse, before
+    growing it (minutes at depth 20), a depth whose ``2**max_depth`` cells the mechanism
+    ``mechanism_for(n_cells)`` cannot serve, naming ``max_depth``. Depths the partitioner itself
+    refuses (``> MAX_DATA_FREE_DEPTH``) and non-integers are left to its message."""
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int):
+        return
+    if not 0 <= max_depth <= MAX_DATA_FREE_DEPTH:
+        return
+    try:
+        mechanism_for(2**max_depth)
+    except ValueError as err:
+        raise ValueError(
+            f"max_depth={max_depth} without public data makes a partition of 2**{max_depth} = "
+            f"{2**max_depth:,} cells, which mechanism={name!r} cannot serve ({err}); pass public "
+            "data (X_public) or a smaller max_depth"
+        ) from None
 
 
 def fit_scaler(X_public: FloatArray | None, n_features: int, margin: float) -> RangeScaler:
