@@ -25,6 +25,7 @@ from ldptree.accounting._law import (
 from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
 from ldptree.accounting._provenance import Provenance, provenance
 from ldptree.accounting._release import ReleaseCertificate
+from ldptree.accounting._reuse import KeyReuseWarning
 from ldptree.accounting._sampler import SamplerCheck, check_sampler
 from ldptree.accounting._spend import PrivacySpend, spend_of
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
@@ -41,6 +42,7 @@ __all__ = [
     "FiniteChannel",
     "HandWritten",
     "IndexBlock",
+    "KeyReuseWarning",
     "LDPCertificate",
     "LabelBlock",
     "LaplaceChannel",

@@ -42,6 +42,7 @@ to sampling. Certification is :func:`~ldptree.accounting.verify_ldp`'s job.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from collections.abc import Sequence
@@ -124,9 +125,31 @@ def _bit_columns(values: np.ndarray[Any, Any]) -> list[FloatArray]:
     return [low, grain]
 
 
+#: Multipliers of the row hash of integer leaves (odd, fixed: equal rows hash equally in every
+#: sample), and its modulus (exact in float64).
+_HASH_MOD = 1 << 52
+
+
+def _structure_code(report: Any) -> float:
+    """A number identifying the report's tree, leaf dtypes and per-holder shapes."""
+    leaves, tree = jax.tree_util.tree_flatten(report)
+    text = repr((tree, [(str(np.asarray(x).dtype), np.shape(x)[1:]) for x in leaves]))
+    return float(int.from_bytes(hashlib.blake2b(text.encode(), digest_size=6).digest(), "big"))
+
+
+def _row_hash(arr: np.ndarray[Any, Any]) -> FloatArray:
+    """Equal integer rows get equal codes (collisions ``~ 2^-52`` per pair of distinct rows)."""
+    rng = np.random.default_rng(0x6A09E667)
+    mult = rng.integers(1, 1 << 31, arr.shape[1], dtype=np.int64) * 2 + 1
+    values = (arr.astype(np.int64) % (1 << 20)) * mult[None, :]
+    out: FloatArray = (values.sum(axis=1) % _HASH_MOD).astype(np.float64)
+    return out
+
+
 def _features(report: Any, n: int, exact_bits: bool = True) -> FloatArray:
     """Reports flattened to numbers, one row per holder; with ``exact_bits``, every float column
-    is followed by its exact-bit statistics (:func:`_bit_columns`)."""
+    is followed by its exact-bit statistics (:func:`_bit_columns`). The last column codes the
+    report's structure (dtypes, shapes): a structure that depends on the record is a leak."""
     leaves = jax.tree_util.tree_leaves(report)
     if not leaves:
         raise ValueError("privatize returned no arrays")
@@ -137,6 +160,25 @@ def _features(report: Any, n: int, exact_bits: bool = True) -> FloatArray:
         if exact_bits and np.issubdtype(arr.dtype, np.floating):
             for k in range(arr.shape[1]):
                 cols.extend(c[:, None] for c in _bit_columns(np.ascontiguousarray(arr[:, k])))
+    cols.append(np.full((n, 1), _structure_code(report)))
+    return np.concatenate(cols, axis=1)
+
+
+def _joint_features(report: Any, n: int) -> FloatArray:
+    """Joint statistics of each multi-coordinate leaf: its row code (integer leaves: the whole
+    row as one discrete value) and its row sum; single-coordinate leaves as they are. A leak in
+    the joint law of a leaf's coordinates (one shared uniform for every cell bit) is invisible
+    to each coordinate alone and plain in these."""
+    cols = []
+    for leaf in jax.tree_util.tree_leaves(report):
+        arr = np.asarray(leaf).reshape(n, -1)
+        if arr.shape[1] == 1:
+            cols.append(arr.astype(np.float64))
+            continue
+        if np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+            cols.append(_row_hash(arr)[:, None])
+        cols.append(arr.astype(np.float64).sum(axis=1, keepdims=True))
+    cols.append(np.full((n, 1), _structure_code(report)))
     return np.concatenate(cols, axis=1)
 
 
@@ -219,15 +261,19 @@ def _counts(sx: FloatArray, sy: FloatArray, t: Any, favours_x: bool) -> tuple[An
     return ky, sy.size, kx, sx.size
 
 
-def _choose(sx: FloatArray, sy: FloatArray, a: float, delta: float, favours_x: bool) -> float:
-    """The threshold whose event gives the largest lower bound on this (selection) split."""
+def _choose(
+    sx: FloatArray, sy: FloatArray, a: float, delta: float, favours_x: bool
+) -> tuple[float, float]:
+    """The threshold whose event gives the largest lower bound on this (selection) split, and
+    that bound."""
     pooled = np.concatenate([sx, sy])
     candidates = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, _THRESHOLDS)))
     k, n, k2, n2 = _counts(sx, sy, candidates, favours_x)
     values = [
         _epsilon_bound(int(ki), n, int(k2i), n2, a, delta) for ki, k2i in zip(k, k2, strict=True)
     ]
-    return float(candidates[int(np.argmax(values))])
+    best = int(np.argmax(values))
+    return float(candidates[best]), float(values[best])
 
 
 #: Largest number of report coordinates (holders x cells) one audit call privatizes at once.
@@ -289,6 +335,21 @@ def audit_ldp(
     records = [(c, y) for c in cells for y in label_values]
     if len(records) < 2:
         raise ValueError("the audit needs at least two distinct records")
+    # a middle and a random cell, each compared with the first record (a leak confined to one
+    # cell that is neither the first nor the last)
+    rest = [c for c in range(n_cells) if c not in (*cells, n_cells // 2)]
+    pick = (
+        int(np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist()).choice(rest))
+        if rest
+        else None
+    )
+    extra = [
+        (c, label_values[0])
+        for c in dict.fromkeys([n_cells // 2, pick])
+        if c is not None and c not in cells
+    ]
+    n_base = len(records)
+    records = records + extra
     # holder pairs: holder h's record changes from records[0] to each of these, holder h + 1
     # keeps records[0]; both pairings of consecutive holders (first_holder 0 and 1)
     other_cell = [records[len(label_values)]] if len(cells) > 1 else []
@@ -317,13 +378,16 @@ def audit_ldp(
             first_holder=first,
         )
 
-    feats = []
+    feats, joints = [], []
     for index, (cell, label) in enumerate(records):
         report = run(index, [cell] * per_record, [label] * per_record, 0)
         feats.append(_features(report, per_record, exact_bits))
-    comparisons: list[tuple[FloatArray, FloatArray, Any, Any, str]] = [
-        (feats[i], feats[j], records[i], records[j], "one holder")
-        for i, j in itertools.combinations(range(len(records)), 2)
+        joints.append(_joint_features(report, per_record))
+    pairs = list(itertools.combinations(range(n_base), 2))
+    pairs += [(0, j) for j in range(n_base, len(records))]
+    comparisons: list[tuple[list[tuple[FloatArray, FloatArray]], Any, Any, str]] = [
+        ([(feats[i], feats[j]), (joints[i], joints[j])], records[i], records[j], "one holder")
+        for i, j in pairs
     ]
     fixed = records[0]
     index = len(records)
@@ -343,7 +407,7 @@ def audit_ldp(
             joint.append(np.concatenate([bits[0::2], bits[1::2], own - nxt], axis=1))
         for k, record in enumerate(moved, start=1):
             where = f"joint reports of holders (h, h+1), h = {first} mod 2, holder h+1 at {fixed}"
-            comparisons.append((joint[0], joint[k], fixed, record, where))
+            comparisons.append(([(joint[0], joint[k])], fixed, record, where))
 
     n_tests = 2 * len(comparisons)
     a = (1.0 - conf) / (2.0 * n_tests)
@@ -354,22 +418,30 @@ def audit_ldp(
         "none",
         (0, 0, 0, 0),
     )
-    for fx, fy, name_x, name_y, where in comparisons:
-        n_sel = int(min(fx.shape[0], fy.shape[0]) * frac)
-        sel_x, ev_x = fx[:n_sel], fx[n_sel:]
-        sel_y, ev_y = fy[:n_sel], fy[n_sel:]
-        score = _fit_score(sel_x, sel_y)
-        sel_sx, sel_sy = score(sel_x), score(sel_y)
-        sx, sy = score(ev_x), score(ev_y)
+    for candidates, name_x, name_y, where in comparisons:
+        # every candidate score (per-column, joint) is fitted and thresholded on the selection
+        # split; the one with the best selection bound is the event evaluated on the rest, so
+        # the choice costs no extra test
+        scored = []
+        for kind, (fx, fy) in zip(("naive-Bayes", "joint naive-Bayes"), candidates, strict=False):
+            n_sel = int(min(fx.shape[0], fy.shape[0]) * frac)
+            score = _fit_score(fx[:n_sel], fy[:n_sel])
+            scored.append(
+                (kind, score(fx[:n_sel]), score(fy[:n_sel]), score(fx[n_sel:]), score(fy[n_sel:]))
+            )
         for favours_x in (True, False):
-            t = _choose(sel_sx, sel_sy, a, delta, favours_x)
+            choices = [
+                (_choose(sel_sx, sel_sy, a, delta, favours_x), kind, sx, sy)
+                for kind, sel_sx, sel_sy, sx, sy in scored
+            ]
+            (t, _), kind, sx, sy = max(choices, key=lambda c: c[0][1])
             k, n, k2, n2 = _counts(sx, sy, t, favours_x)
             counts = (int(k), int(n), int(k2), int(n2))
             value = _epsilon_bound(*counts, a, delta)
             if value > best[0]:
                 rec, oth = (name_x, name_y) if favours_x else (name_y, name_x)
                 op = ">=" if favours_x else "<="
-                best = (value, rec, oth, f"{{naive-Bayes score {op} {t:.4g}}} ({where})", counts)
+                best = (value, rec, oth, f"{{{kind} score {op} {t:.4g}}} ({where})", counts)
     lower = max(0.0, best[0])
     return AuditResult(
         epsilon_claimed=claim,

@@ -103,7 +103,9 @@ class SamplerCheck:
 
     ``rejected`` when ``p_min < alpha / n_tests``; ``worst`` describes the test attaining
     ``p_min``; ``skipped`` lists blocks that could not be tested and why; ``families`` the test
-    families run and ``holders`` how many holders were privatized (the evidence).
+    families run and ``holders`` how many holders were privatized (the evidence);
+    ``rejections`` the (first 20) tests below the Bonferroni level, and ``rejected_families``
+    their families.
     """
 
     rejected: bool
@@ -115,13 +117,19 @@ class SamplerCheck:
     skipped: tuple[str, ...] = ()
     families: tuple[str, ...] = ()
     holders: int = 0
+    rejections: tuple[str, ...] = ()
+    rejected_families: tuple[str, ...] = ()
 
     def __str__(self) -> str:
         verdict = "REJECTED" if self.rejected else "not rejected"
         skipped = f"; not tested: {', '.join(self.skipped)}" if self.skipped else ""
         families = f" ({', '.join(self.families)})" if self.families else ""
+        families_hit = (
+            f"; rejected by {', '.join(self.rejected_families)}" if self.rejected_families else ""
+        )
         return (
-            f"privatize vs report_law {verdict}: smallest p-value {self.p_min:.3g} over "
+            f"privatize vs report_law {verdict}{families_hit}: smallest p-value "
+            f"{self.p_min:.3g} over "
             f"{self.n_tests} tests{families}, Bonferroni level {self.alpha:g}, "
             f"{self.holders} holders privatized; worst: {self.worst}{skipped}"
         )
@@ -503,20 +511,41 @@ def _collision_probability(view: _Law, block: Block | None, comps: Any) -> float
     return total
 
 
-def _collisions(
-    view: _Law, recs: _Records, parts: dict[str, FloatArray], where: str
-) -> list[tuple[float, str]]:
-    """Disjoint pairs ``(i, i + s)`` of a single-record batch: identical reports (and blocks)
-    no more often than the exact collision probability (binomial tail)."""
-    comps = _components(recs, 0)
-    n = recs.cells.size
-    keys: dict[str | None, np.ndarray[Any, Any]] = {}
+def _matrices(view: _Law, parts: dict[str, FloatArray]) -> dict[str | None, Any]:
+    """The whole report (key ``None``) and, with several blocks, each block, as rows."""
     rows = [np.asarray(parts[b.name], dtype=np.float64) for b in view.blocks]
-    keys[None] = np.concatenate(rows, axis=1)
+    keys: dict[str | None, Any] = {None: np.concatenate(rows, axis=1)}
     if len(view.blocks) > 1:
         for b, r in zip(view.blocks, rows, strict=True):
             keys[b.name] = r
+    return keys
+
+
+def _collisions(
+    view: _Law,
+    recs: _Records,
+    parts: dict[str, FloatArray],
+    where: str,
+    other: dict[str, FloatArray] | None = None,
+) -> list[tuple[float, str]]:
+    """Disjoint pairs ``(i, i + s)`` of a single-record batch (or, with ``other``, holder ``i``
+    of each of two batches of that record): identical reports (and blocks) no more often than
+    the exact collision probability (binomial tail: the pairs are independent under the law)."""
+    comps = _components(recs, 0)
+    keys = _matrices(view, parts)
     results = []
+    if other is not None:
+        theirs = _matrices(view, other)
+        for name, matrix in keys.items():
+            block = None if name is None else next(b for b in view.blocks if b.name == name)
+            p = _collision_probability(view, block, comps)
+            m = min(matrix.shape[0], theirs[name].shape[0])
+            k = int(np.all(matrix[:m] == theirs[name][:m], axis=1).sum())
+            pv = 1.0 if p >= 1.0 else float(stats.binom.sf(k - 1, m, p))
+            what = "reports" if name is None else f"block {name!r}"
+            results.append((pv, f"{where}: {what} agree {k}/{m} times, expected {p * m:.2f}"))
+        return results
+    n = next(iter(keys.values())).shape[0]
     for name, matrix in keys.items():
         block = None if name is None else next(b for b in view.blocks if b.name == name)
         p = _collision_probability(view, block, comps)
@@ -580,12 +609,15 @@ class _Runner:
     count: list[int] = attrs.field(factory=lambda: [0, 0])  # calls, holders
 
     def run(
-        self, cells: Any, labels: Any, first_holder: int = 0
+        self, cells: Any, labels: Any, first_holder: int = 0, round_key: int | None = None
     ) -> tuple[_Records, dict[str, FloatArray]]:
+        """Privatize the records under a fresh key per call, or (``round_key``) under one key
+        shared by the calls that name it, as the chunks of one round are."""
         n = len(cells)
         dtype = np.int32 if self.integer else np.float32
+        index = self.count[0] if round_key is None else 2**31 + round_key
         report = self.mechanism.privatize(
-            jax.random.fold_in(self.key, self.count[0]),
+            jax.random.fold_in(self.key, index),
             jnp.asarray(np.asarray(cells, dtype=np.int32)),
             jnp.asarray(np.asarray(labels, dtype=dtype)),
             self.view.n_cells,
@@ -630,21 +662,29 @@ class _Battery:
     view: _Law
     runner: _Runner
     rng: np.random.Generator
-    results: list[tuple[float, str]] = attrs.field(factory=list)
+    results: list[tuple[float, str, str]] = attrs.field(factory=list)
 
-    def run(self, where: str, cells: Any, labels: Any, first: int = 0) -> Any:
+    def add(self, family: str, items: Sequence[tuple[float, str]]) -> None:
+        """Record test results ``(p-value, where)`` of one family."""
+        self.results.extend((p, family, where) for p, where in items)
+
+    def run(
+        self, where: str, cells: Any, labels: Any, first: int = 0, round_key: int | None = None
+    ) -> Any:
         """``privatize`` on these records, or ``None`` (a failure is recorded as a rejection:
         the mechanism must run for every record and every 32-bit holder index)."""
         try:
-            return self.runner.run(cells, labels, first)
+            return self.runner.run(cells, labels, first, round_key)
         except (ValueError, TypeError, OverflowError) as err:
-            self.results.append((0.0, f"{where}: privatize failed or its report misfits: {err}"))
+            self.add(
+                "structure", [(0.0, f"{where}: privatize failed or its report misfits: {err}")]
+            )
             return None
 
     def stats(self, recs: _Records, parts: dict[str, FloatArray], where: str) -> Any:
         out, impossible = _statistics(self.view, recs, parts)
         if impossible is not None:
-            self.results.append((0.0, f"{where}: {impossible}"))
+            self.add("support", [(0.0, f"{where}: {impossible}")])
         return out
 
     def references(self, recs: _Records, repeats: int) -> tuple[Any, Any]:
@@ -659,13 +699,15 @@ class _Battery:
         if got is None:
             return
         recs, parts = got
-        self.results.extend(_marginals(self.view, recs, parts, where))
+        self.add("marginals", _marginals(self.view, recs, parts, where))
         ref = _Reference.of(*self.references(recs, REFERENCE_FACTOR))
-        self.results.extend(_compare(self.stats(recs, parts, where), ref, where))
+        self.add("joint", _compare(self.stats(recs, parts, where), ref, where))
         if alone:
             self.run(f"{where}, one holder", [cell], [label])
 
-    def sweep(self, where: str, cells: Any, labels: Any, groups: list[tuple[str, Any]]) -> None:
+    def sweep(
+        self, family: str, where: str, cells: Any, labels: Any, groups: list[tuple[str, Any]]
+    ) -> None:
         """Mixed records; each group (a mask or slice) against the same records' reference."""
         got = self.run(where, cells, labels)
         if got is None:
@@ -678,41 +720,64 @@ class _Battery:
             chosen[index] = True
             theirs = np.repeat(chosen, REFERENCE_FACTOR)
             ref = _Reference.of(_select(fit, theirs), _select(test, theirs))
-            self.results.extend(_compare(_select(mine, chosen), ref, name))
+            self.add(family, _compare(_select(mine, chosen), ref, name))
 
     def holders(self, cell: int, label: Any, n: int) -> None:
         """Large single-record batches at small and large holder indices, and small calls."""
         one = _records(self.view, [cell], [label])
         ref = _Reference.of(*self.references(_repeat(one, n), 1))
-        for first in (0, 2**31 - n // 2, 2**32 - n):
-            where = f"record ({cell}, {label!r}), holders {first}..{first + n - 1}"
-            got = self.run(where, [cell] * n, [label] * n, first)
+        batches: dict[int, dict[str, FloatArray]] = {}
+        pooled: list[tuple[np.ndarray[Any, Any], dict[str, FloatArray]]] = []
+        name = f"record ({cell}, {label!r})"
+        for first in (0, 2**31 - n // 2, 2**31, 2**32 - n):
+            where = f"{name}, holders {first}..{first + n - 1}"
+            got = self.run(where, [cell] * n, [label] * n, first, round_key=cell)
             if got is None:
                 continue
             recs, parts = got
             mine = self.stats(recs, parts, where)
             index = first + np.arange(n, dtype=np.int64)
-            masks: list[tuple[str, Any]] = []
-            for m in MODULI:
-                for r in range(m) if m <= 4 else (0,):
-                    masks.append((f"index = {r} mod {m}", index % m == r))
-            masks += [("first 64", np.arange(n) < 64), ("last 64", np.arange(n) >= n - 64)]
+            pooled.append((index, mine))
+            masks = [("first 64", np.arange(n) < 64), ("last 64", np.arange(n) >= n - 64)]
             if first < 2**31 < first + n:
                 masks += [("index < 2^31", index < 2**31), ("index >= 2^31", index >= 2**31)]
-            for name, mask in masks:
-                if int(np.sum(mask)) >= 10:
-                    self.results.extend(_compare(_select(mine, mask), ref, f"{where}, {name}"))
-            self.results.extend(_collisions(self.view, recs, parts, where))
+            for what, mask in masks:
+                self.add("holders", _compare(_select(mine, mask), ref, f"{where}, {what}"))
+            self.add("collisions", _collisions(self.view, recs, parts, where))
+            batches[first] = parts
+        if pooled:  # residues of the global index, over every batch
+            index = np.concatenate([i for i, _ in pooled])
+            every = {k: np.concatenate([m[k] for _, m in pooled]) for k in pooled[0][1]}
+            for m in MODULI:
+                for r in range(m) if m <= 4 else (0,):
+                    mask = index % m == r
+                    if int(mask.sum()) >= 10:
+                        where = f"{name}, holders with index = {r} mod {m}"
+                        self.add("holders", _compare(_select(every, mask), ref, where))
+        # holder i against holder 2^31 + i and 2^32 - n + i: randomness read from an index
+        # that wrapped (mod 2^31, or through a signed 32-bit integer) repeats far away
+        for far in (2**31, 2**32 - n):
+            if 0 in batches and far in batches:
+                where = f"record ({cell}, {label!r}), holders i and {far} + i"
+                self.add(
+                    "collisions", _collisions(self.view, one, batches[0], where, other=batches[far])
+                )
         collected: list[dict[str, FloatArray]] = []
         for c in range(CALLS):
-            got = self.run("small calls", [cell] * CALL_SIZE, [label] * CALL_SIZE, c * CALL_SIZE)
+            got = self.run(
+                "small calls",
+                [cell] * CALL_SIZE,
+                [label] * CALL_SIZE,
+                n + c * CALL_SIZE,
+                round_key=cell,
+            )
             if got is None:
                 return
             collected.append(_statistics(self.view, *got)[0])
         for pos in (0, CALL_SIZE - 1):
             group = {k: np.asarray([s[k][pos] for s in collected]) for k in collected[0]}
             where = f"record ({cell}, {label!r}), holder {pos} of each call of {CALL_SIZE}"
-            self.results.extend(_compare(group, ref, where))
+            self.add("holders", _compare(group, ref, where))
 
 
 def check_sampler(
@@ -802,6 +867,7 @@ def check_sampler(
     sweep_cells = np.resize(np.asarray(tested), n)
     first_label = record_labels[0]
     battery.sweep(
+        "cells",
         "cell sweep",
         sweep_cells.tolist(),
         [first_label] * n,
@@ -820,25 +886,29 @@ def check_sampler(
             )
             for a in range(0, n, SWEEP_GROUP)
         ]
-        battery.sweep("label sweep", rng.integers(0, n_cells, n).tolist(), ys.tolist(), groups)
+        battery.sweep(
+            "labels", "label sweep", rng.integers(0, n_cells, n).tolist(), ys.tolist(), groups
+        )
 
     # holders: large single-record batches and many small calls
     middle = record_labels[2] if len(record_labels) > 2 else record_labels[0]
     for cell, label in ((0, first_label), (n_cells // 2, middle)):
         battery.holders(cell, label, n)
 
-    results = battery.results
     if len(runner.structures) > 1:
         seen = "; ".join(f"{v}: {k[1]}" for k, v in runner.structures.items())
-        results.append(
-            (0.0, f"the report's structure (dtypes, shapes) depends on the records: {seen}")
+        battery.add(
+            "structure",
+            [(0.0, f"the report's structure (dtypes, shapes) depends on the records: {seen}")],
         )
+    results = [(0.0 if math.isnan(p) else p, family, where) for p, family, where in battery.results]
     if not results:
         return SamplerCheck(False, alpha, 0, 1.0, "none", n, tuple(skipped))
-    p_min, worst = min(results, key=lambda r: r[0])
-    p_min = 0.0 if math.isnan(p_min) else p_min
+    level = alpha / len(results)
+    p_min, _, worst = min(results, key=lambda r: r[0])
+    rejections = sorted((r for r in results if r[0] < level), key=lambda r: r[0])
     return SamplerCheck(
-        rejected=p_min < alpha / len(results),
+        rejected=p_min < level,
         alpha=alpha,
         n_tests=len(results),
         p_min=p_min,
@@ -847,4 +917,8 @@ def check_sampler(
         skipped=tuple(skipped),
         families=tuple(families),
         holders=runner.count[1],
+        rejections=tuple(
+            f"[{family}] {where} (p = {p:.3g})" for p, family, where in rejections[:20]
+        ),
+        rejected_families=tuple(sorted({family for _, family, _ in rejections})),
     )

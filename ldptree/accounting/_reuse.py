@@ -1,0 +1,112 @@
+"""A warning when one noise key privatizes two different samples.
+
+Holder ``h``'s randomness is a function of the release's noise key and ``h`` alone. The noise key
+of an estimator's round is derived from its ``random_state`` with the published partition and
+the mechanism folded in (``ldptree.estimators.release_key``), so two fits with the same
+``random_state``, partition and mechanism give every holder the *same* randomness. On the same
+data that is harmless (the same reports again). On changed data it is not: comparing the two
+releases cancels the noise. With randomized response, the XOR of a holder's two reports is the
+XOR of its two true one-hot vectors, which reveals both cells whenever they differ.
+
+:func:`watch_key_use` follows a round's chunks as they are privatized and records, per noise
+key, a *signature* of the data: the number of holders, every label, and a fixed sample of
+feature rows (64 per chunk) — computed with a few vectorised passes over the labels (a full
+digest of the features would cost as much as the round). A later round under the same key whose
+signature differs raises :class:`KeyReuseWarning` once its reports are drawn. A change confined
+to features of rows outside the sample is not seen; the remedy either way is a fresh
+``random_state`` per release (or ``None``: fresh entropy each fit).
+"""
+
+from __future__ import annotations
+
+import threading
+import warnings
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+__all__ = ["KeyReuseWarning", "watch_key_use"]
+
+#: Noise keys remembered (the most recent).
+_MAX_KEYS = 4096
+#: Feature rows whose holder index is a multiple of this are part of the signature.
+_STRIDE = 257
+_MULT = np.uint64(0x9E3779B97F4A7C15)
+
+
+class KeyReuseWarning(UserWarning):
+    """One noise key privatized two different samples (module docstring)."""
+
+
+_SEEN: OrderedDict[bytes, tuple[int, int]] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def _key_bytes(key: Any) -> bytes | None:
+    """The key's data, or ``None`` for a traced key (inside a caller's ``jit``)."""
+    if isinstance(key, jax.core.Tracer):
+        return None
+    data = jax.random.key_data(key) if jnp.issubdtype(key.dtype, jax.dtypes.prng_key) else key
+    if isinstance(data, jax.core.Tracer):
+        return None
+    return np.asarray(data).tobytes()
+
+
+def _fold(values: np.ndarray[Any, Any], positions: np.ndarray[Any, Any]) -> int:
+    """A signature of ``values`` (rows at the holder ``positions``): the XOR over rows of their
+    raw bits mixed with their position, so it does not depend on how the rows are chunked (XOR
+    the chunks' signatures). Equal data, equal signature; a changed, moved or added value
+    changes it except with probability ``~2^-64``."""
+    raw = np.ascontiguousarray(values)
+    if raw.dtype.itemsize not in (1, 2, 4, 8) or raw.dtype.kind not in "biuf":
+        raw = raw.astype(np.float64)
+    if raw.size == 0:
+        return 0
+    bits = raw.reshape(raw.shape[0], -1).view(f"u{raw.dtype.itemsize}").astype(np.uint64)
+    columns = np.arange(1, bits.shape[1] + 1, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        pos = (positions.astype(np.uint64)[:, None] * _MULT + columns[None, :]) | np.uint64(1)
+        mixed = (bits + np.uint64(1)) * pos
+        mixed ^= mixed >> np.uint64(29)
+        mixed *= _MULT
+    return int(np.bitwise_xor.reduce(mixed.ravel()))
+
+
+def watch_key_use(key: Any, chunks: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+    """``chunks`` unchanged, recording the data's signature under the noise ``key``; warns
+    (:class:`KeyReuseWarning`) at the end when ``key`` already privatized a sample with a
+    different signature in this process (module docstring)."""
+    data = _key_bytes(key)
+    n, labels, rows = 0, 0, 0
+    for X, y in chunks:
+        if data is not None:
+            m = int(np.shape(y)[0])
+            positions = np.arange(n, n + m, dtype=np.int64)
+            labels ^= _fold(np.asarray(y), positions)
+            sampled = positions % _STRIDE == 0  # the same rows however the data is chunked
+            rows ^= _fold(np.asarray(X)[sampled], positions[sampled])
+            n += m
+        yield X, y
+    if data is None:
+        return
+    signature = (n, (labels * 31 + rows) % (1 << 64))
+    with _LOCK:
+        before = _SEEN.get(data)
+        _SEEN[data] = signature
+        _SEEN.move_to_end(data)
+        while len(_SEEN) > _MAX_KEYS:
+            _SEEN.popitem(last=False)
+    if before is not None and before != signature:
+        warnings.warn(
+            "this release used the same noise key as an earlier release in this process (the "
+            "same random_state, partition and mechanism) on different private data: every "
+            "holder drew the same randomness twice, and comparing the two releases cancels it "
+            "(the XOR of two randomized-response reports with shared flips reveals both cells). "
+            "Give each release on changed data its own random_state, or random_state=None",
+            KeyReuseWarning,
+            stacklevel=3,
+        )
