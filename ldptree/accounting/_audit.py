@@ -13,8 +13,9 @@ the ``m`` evaluated events (``a = (1 - confidence) / (2 m)``) makes all bounds h
 with probability at least ``confidence``, and ``epsilon_lower`` is the largest of them.
 
 Comparisons. Records are the first, second and last cell (own cell vs others, first vs last) times
-the labels (the ends of ``label_bound``, or the given class labels); every pair of records is
-compared on single reports. Across holders (``holder_pairs``): holders ``h`` and ``h + 1`` are
+the labels (the ends of ``label_bound``, or the given class labels); every pair of them is
+compared on single reports, and so is the first record with a middle and a random cell (a leak
+confined to one cell). Across holders (``holder_pairs``): holders ``h`` and ``h + 1`` are
 privatized together (in both pairings, ``first_holder`` 0 and 1), holder ``h``'s record changing
 and holder ``h + 1``'s fixed; the joint reports, with their difference as extra columns, are
 compared. For independent holders the joint likelihood ratio is holder ``h``'s own, so the same
@@ -31,8 +32,13 @@ and each column's law under ``x`` and ``x'`` is estimated (exact values when a c
 values, else quantile bins); columns whose laws do not differ (G-test, ``p > 0.05``) are dropped,
 and the rest are combined into the naive-Bayes log-likelihood ratio score. This is the
 Neyman–Pearson statistic when the report's coordinates are independent given the record, as in
-every built-in. The events are ``{score >= t}`` (favouring ``x``) and ``{score <= t}`` (favouring
-``x'``), with ``t`` maximising the Clopper–Pearson lower bound on the selection split.
+every built-in. A second, *joint* score is fitted the same way on each multi-coordinate leaf's
+whole row (its exact value for integer leaves) and row sum, which sees dependence between
+coordinates that every marginal misses. The events are ``{score >= t}`` (favouring ``x``) and
+``{score <= t}`` (favouring ``x'``); the score and ``t`` maximising the Clopper–Pearson lower bound
+on the selection split give the one event evaluated on the rest (choosing among scores on the
+selection split costs no extra test). Every report carries a code of its structure (dtypes,
+shapes): a structure that depends on the record is an event of probability one against zero.
 
 What an audit can and cannot show: a ``refuted`` claim is false with probability at least
 ``confidence`` (the mechanism is not ``epsilon_claimed``-LDP); an unrefuted claim proves nothing —

@@ -30,16 +30,18 @@ describing the law of one holder's report given its record ``(cell, label)``: a 
   "any undeclared label" where the mechanism maps those to a null record), and ``t`` is the label;
 * real labels (``labels is None``): ``t = label_map(y)`` with ``label_map`` an
   :class:`AffineLabelMap` (clip, then affine: monotone and affine *by construction*; for a
-  built-in: clip to the declared bound, centre, scale). Every input that depends on ``t`` must be
-  an *affine* function of ``t`` (a constant per coordinate otherwise). With channels that are
-  ``convex_in_location``, the log-likelihood ratio of two records is then a convex function of
-  ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum over all labels in ``[lo, hi]`` is attained
-  at the extreme labels: the accountant's bound covers every real label, not just those it
-  evaluates. An arbitrary callable ``label_map`` cannot be checked between the labels evaluated,
-  so the verifier refuses it;
-* real labels through random levels (``label_levels``): the holder maps its label to a random
-  level of a finite set and releases that level's law; the levels are enumerated like finite
-  labels, which covers every real label (see :class:`ReportLaw`).
+  built-in: clip to the declared bound, centre, scale). Every block input is then declared as
+  *data*: a tuple of constants and :class:`AffineInput` terms (``slope * t + intercept``), affine
+  in ``t`` by construction. With channels that are ``convex_in_location``, the log-likelihood ratio
+  of two records is then a convex function of ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum
+  over all labels in ``[lo, hi]`` is attained at the extreme labels: the accountant's bound covers
+  every real label, not just those it evaluates. A Python function of ``t`` (as a block input or
+  as ``label_map``) cannot be checked between the labels evaluated, so the verifier refuses it;
+* real labels through random levels (``label_levels``): the declared encoding is *clip to the
+  levels' range, then round at random to one of the two adjacent levels, unbiasedly*, and the
+  holder releases that level's law; the levels are enumerated like finite labels, which covers
+  every real label (see :class:`ReportLaw`), and the sampler tests check the declared rounding.
+  Block inputs may then be functions of ``t`` (they are evaluated at every level).
 
 ``assemble(outputs)`` turns per-block outputs (``{block name: flat list}``, cell-major for cell
 blocks) into one holder's report in the mechanism's own format, so that the certificate's witness

@@ -19,10 +19,14 @@ of level laws is no less private than the worst level pair) are enumerated. For 
 ``[lo, hi]`` the channels see ``t = label_map(y)`` with ``label_map`` an
 :class:`~ldptree.accounting.AffineLabelMap` (monotone and affine by construction; any other
 callable is refused: its properties cannot be proven from finitely many evaluations); every
-``t``-dependent input is affine in ``t`` and its
-channel's divergence is a convex function of the input difference, so ``L`` restricted to each
-pair type (same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
+block input is declared as *data* (constants and :class:`~ldptree.accounting.AffineInput`
+terms), so every ``t``-dependent input is affine in ``t`` by construction, and its channel's
+divergence is a convex function of the input difference, so ``L`` restricted to each pair type
+(same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
 ``[t(lo), t(hi)]^2`` at a corner: evaluating the extreme labels is a proof for every real label.
+A block input written as a Python function of ``t`` is refused for real labels: it can only be
+evaluated at finitely many labels, and it can tell a probe from a label (a function that caught a
+symbolic probe's ``TypeError`` once passed a spike as affine).
 
 Features. A :class:`~ldptree.accounting.FeatureBlock` releases each coordinate ``x_k`` of a
 record's feature vector ``x in [lo, hi]^d`` through a ``convex_in_location`` channel at input
@@ -34,19 +38,27 @@ blocks the orientation is chosen jointly (the blocks see the same ``x``), so the
 ``d * max_o sum_blocks D_o``. The verifier also evaluates interior features and checks the
 declared monotonicity, affinity and convexity on them, as for labels. The witness then carries the
 two corner feature vectors, and ``log_prob`` is called with ``features=``.
-The block inputs' affinity in ``t`` is *proven* by running their input functions on a symbolic
-``t`` (:class:`_Affine`: only addition, subtraction, multiplication and division by real constants
-are allowed, so a function that runs on it is affine for every ``t``; a comparison or conversion
-of ``t`` refuses certification). The verifier also evaluates interior labels and cross-checks
-affinity and convexity on them; a declaration that fails is not certified (``epsilon_bound =
-inf``, with the largest ratio found as ``epsilon_lower``). A feature block's ``feature_map`` must
-be an :class:`~ldptree.accounting.AffineLabelMap` (monotone by construction).
+The verifier also evaluates interior labels and cross-checks convexity on them; a declaration
+that fails is not certified (``epsilon_bound = inf``, with the largest ratio found as
+``epsilon_lower``). A feature block's ``feature_map`` must be an
+:class:`~ldptree.accounting.AffineLabelMap` (monotone by construction).
 
-Finite channels' divergences are computed by enumeration in float64 log space, so the bound is
-exact up to float64 rounding of the log-probabilities (relative ``~1e-15``); the default tolerance
-``1e-9`` absorbs that and nothing else. The witness report is assembled in the mechanism's own
-format and its log-likelihood ratio is recomputed with the mechanism's ``log_prob``: a report law
-that disagrees with ``log_prob`` is not certified.
+A law must be a law: only the library's channel classes are read (a user's channel object could
+report any divergence), a finite channel's probabilities sum to one (exactly, for integer
+counts), and an :class:`~ldptree.accounting.IndexBlock`'s keep and other probabilities sum to one
+(exactly, for declared counts). Finite channels' divergences are computed by enumeration, from
+the integers for integer-count laws (relative error of a few ulps at any budget) and from float64
+log-probabilities otherwise; the default *relative* tolerance ``1e-9`` absorbs rounding and
+nothing else.
+
+Provenance. Whether the certificate speaks for the code that runs depends on where the sampler
+comes from (:func:`~ldptree.accounting.provenance`): ``holds`` and ``pure`` need a sampler derived
+from the law by the mechanism kit (or the library's own); for a hand-written mechanism they are
+false and ``law_holds`` says what is certified.
+
+The witness report is assembled in the mechanism's own format and its log-likelihood ratio is
+recomputed with the mechanism's ``log_prob``: a report law that disagrees with ``log_prob`` is not
+certified.
 
 Sampling. A channel's :class:`~ldptree.accounting.Sampling` says how its sampler deviates from the
 declared law (e.g. float32 Laplace noise with bounded support). If the declared law is pure

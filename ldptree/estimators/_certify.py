@@ -36,9 +36,9 @@ from typing import Any
 import attrs
 
 from ldptree._memo import memoised
-from ldptree.accounting._admit import AdmissionError, admit
+from ldptree.accounting._admit import AdmissionError, admit, widened
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.accounting._verify import LDPCertificate
+from ldptree.accounting._verify import LDPCertificate, verify_ldp
 
 __all__ = ["CertifiedSpend", "certified_spend"]
 
@@ -61,19 +61,32 @@ class CertifiedSpend:
 
 
 @functools.lru_cache(maxsize=512)
-def _cached(
-    mechanism: Any, n_cells: int, label_bound: tuple[float, float] | None
-) -> LDPCertificate:
-    return admit(mechanism, n_cells=n_cells, label_bound=label_bound)
+def _verified(mechanism: Any, n_cells: int, domain: tuple[float, float] | None) -> LDPCertificate:
+    return verify_ldp(mechanism, n_cells=n_cells, label_bound=domain)
 
 
 def certify(
     mechanism: Any, n_cells: int, label_bound: tuple[float, float] | None
 ) -> LDPCertificate:
+    """``verify_ldp`` of ``mechanism`` for ``n_cells`` cells over the widened label range (no
+    admission decision: :func:`admitted` makes it), memoised by the mechanism's value."""
+    return memoised(_verified, mechanism, int(n_cells), widened(label_bound))
+
+
+@functools.lru_cache(maxsize=512)
+def _admitted(
+    mechanism: Any, n_cells: int, label_bound: tuple[float, float] | None
+) -> LDPCertificate:
+    return admit(mechanism, n_cells=n_cells, label_bound=label_bound)
+
+
+def admitted(
+    mechanism: Any, n_cells: int, label_bound: tuple[float, float] | None
+) -> LDPCertificate:
     """:func:`~ldptree.accounting.admit`'s certificate of ``mechanism`` for ``n_cells`` cells
     (``AdmissionError``, a ``ValueError``, when refused), memoised by the mechanism's value."""
     bound = None if label_bound is None else (float(label_bound[0]), float(label_bound[1]))
-    return memoised(_cached, mechanism, int(n_cells), bound)
+    return memoised(_admitted, mechanism, int(n_cells), bound)
 
 
 def _declared(mechanism: Any, epsilon: float) -> PrivacySpend | None:
@@ -114,7 +127,7 @@ def certified_spend(
         raise TypeError(f"allow_uncertified must be True or False, got {allow_uncertified!r}")
     claim = float(mechanism.epsilon)
     try:
-        cert = certify(mechanism, int(n_cells), label_bound)
+        cert = admitted(mechanism, int(n_cells), label_bound)
     except AdmissionError as err:
         if not allow_uncertified:
             raise

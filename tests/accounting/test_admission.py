@@ -31,7 +31,7 @@ from ldptree.accounting import (
     provenance,
     verify_ldp,
 )
-from ldptree.estimators._certify import certify
+from ldptree.estimators._certify import admitted
 from ldptree.mechanisms import (
     LaplaceFeatureLabelMechanism,
     RRLaplaceMechanism,
@@ -201,8 +201,8 @@ def test_fingerprints_read_content_only() -> None:
 
 def test_certificates_are_memoised_by_value() -> None:
     mech = RRLaplaceMechanism(epsilon=1.0, label_bound=(0.0, 1.0))
-    first = certify(mech, 8, (0.0, 1.0))
-    assert certify(RRLaplaceMechanism(epsilon=1.0, label_bound=(0.0, 1.0)), 8, (0.0, 1.0)) is first
+    first = admitted(mech, 8, (0.0, 1.0))
+    assert admitted(RRLaplaceMechanism(epsilon=1.0, label_bound=(0.0, 1.0)), 8, (0.0, 1.0)) is first
     calls: list[int] = []
 
     import functools
