@@ -304,9 +304,10 @@ def audit_ldp(
 
     Records are the cells ``{0, 1, n_cells - 1}`` (``{0}`` when ``n_cells == 1``) times the labels:
     the ends of ``label_bound`` for real labels (pass a range wider than the mechanism's bound to
-    test its clipping) or ``labels`` for class codes. ``n_samples`` reports in all are split evenly
-    between the records (the holder-pair comparisons privatize up to 12 times as many holders per
-    record again, as pairs);
+    test its clipping) or ``labels`` for class codes, plus a middle and a random cell with the
+    first label. ``n_samples`` reports are split evenly between the first, second and last cells'
+    records; the middle and random cells get as many each on top (the holder-pair comparisons
+    privatize up to 12 times as many holders per record again, as pairs);
     ``selection_fraction`` of each comparison's reports choose the events, the rest evaluate them.
     ``delta`` audits an ``(epsilon, delta)`` claim instead of a pure one. ``exact_bits`` and
     ``holder_pairs`` switch the exact-bit columns and the holder-pair comparisons (module
@@ -360,7 +361,8 @@ def audit_ldp(
     # keeps records[0]; both pairings of consecutive holders (first_holder 0 and 1)
     other_cell = [records[len(label_values)]] if len(cells) > 1 else []
     moved = list(dict.fromkeys(r for r in [*other_cell, records[1]] if r != records[0]))
-    per_record = n_samples // len(records)
+    # the extra cells do not dilute the base records' samples: they are privatized on top
+    per_record = n_samples // n_base
     n_select = int(per_record * frac)
     if n_select < 10 or per_record - n_select < 10:
         raise ValueError(
@@ -370,7 +372,7 @@ def audit_ldp(
         raise ValueError(
             f"n_cells={n_cells} with n_samples={n_samples} would privatize "
             f"{2 * per_record} holders' reports of up to {n_cells} coordinates each in one call; "
-            f"keep 2 * (n_samples / {len(records)} records) * n_cells <= 2**28 (audit fewer "
+            f"keep 2 * (n_samples / {n_base} records) * n_cells <= 2**28 (audit fewer "
             "cells: a cell release treats cells alike, so a few suffice, or fewer samples)"
         )
     dtype = np.int32 if integer else np.float32

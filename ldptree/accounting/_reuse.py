@@ -42,7 +42,7 @@ class KeyReuseWarning(UserWarning):
     """One noise key privatized two different samples (module docstring)."""
 
 
-_SEEN: OrderedDict[bytes, tuple[int, int]] = OrderedDict()
+_SEEN: OrderedDict[bytes, tuple[int, ...]] = OrderedDict()
 _LOCK = threading.Lock()
 
 
@@ -56,24 +56,33 @@ def _key_bytes(key: Any) -> bytes | None:
     return np.asarray(data).tobytes()
 
 
-def _fold(values: np.ndarray[Any, Any], positions: np.ndarray[Any, Any]) -> int:
-    """A signature of ``values`` (rows at the holder ``positions``): the XOR over rows of their
-    raw bits mixed with their position, so it does not depend on how the rows are chunked (XOR
-    the chunks' signatures). Equal data, equal signature; a changed, moved or added value
-    changes it except with probability ``~2^-64``."""
+def _bits(values: Any) -> np.ndarray[Any, Any]:
+    """The raw bits of numeric ``values`` (any shape), one ``uint64`` per number, row-major."""
     raw = np.ascontiguousarray(values)
-    if raw.dtype.itemsize not in (1, 2, 4, 8) or raw.dtype.kind not in "biuf":
+    if raw.dtype.kind not in "biuf" or raw.dtype.itemsize not in (1, 2, 4, 8):
         raw = raw.astype(np.float64)
-    if raw.size == 0:
-        return 0
-    bits = raw.reshape(raw.shape[0], -1).view(f"u{raw.dtype.itemsize}").astype(np.uint64)
-    columns = np.arange(1, bits.shape[1] + 1, dtype=np.uint64)
+    flat = raw.reshape(-1).view(f"u{raw.dtype.itemsize}")
+    return flat if flat.dtype == np.uint64 else flat.astype(np.uint64)
+
+
+def _sums(values: Any, start: int, stride: int = 1) -> tuple[int, int]:
+    """``(sum b_k, sum b_k w_k)`` modulo ``2^64`` over the numbers' raw bits ``b_k``, with odd
+    weights ``w_k`` from each number's place (holder ``start + stride i``, column ``c``).
+    Integer sums modulo ``2^64`` do not depend on how the rows are chunked; a changed, moved or
+    added number changes them except with probability ``~2^-64``. Two passes of integer
+    arithmetic over the labels: a fraction of the round's cost."""
+    bits = _bits(values)
+    if bits.size == 0:
+        return 0, 0
+    rows = max(1, int(np.shape(values)[0]))
+    width = bits.size // rows
     with np.errstate(over="ignore"):
-        pos = (positions.astype(np.uint64)[:, None] * _MULT + columns[None, :]) | np.uint64(1)
-        mixed = (bits + np.uint64(1)) * pos
-        mixed ^= mixed >> np.uint64(29)
-        mixed *= _MULT
-    return int(np.bitwise_xor.reduce(mixed.ravel()))
+        place = np.arange(start, start + rows * stride, stride, dtype=np.uint64)
+        place *= _MULT
+        if width > 1:  # a few sampled feature rows: spread the row's place over its columns
+            place = (place[:, None] + np.arange(width, dtype=np.uint64)[None, :]).reshape(-1)
+        place |= np.uint64(1)
+        return int(bits.sum(dtype=np.uint64)), int(np.dot(bits, place))
 
 
 def watch_key_use(key: Any, chunks: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
@@ -81,19 +90,21 @@ def watch_key_use(key: Any, chunks: Iterable[tuple[Any, Any]]) -> Iterator[tuple
     (:class:`KeyReuseWarning`) at the end when ``key`` already privatized a sample with a
     different signature in this process (module docstring)."""
     data = _key_bytes(key)
-    n, labels, rows = 0, 0, 0
+    n, sums = 0, [0, 0, 0, 0]
+    mod = 1 << 64
     for X, y in chunks:
         if data is not None:
             m = int(np.shape(y)[0])
-            positions = np.arange(n, n + m, dtype=np.int64)
-            labels ^= _fold(np.asarray(y), positions)
-            sampled = positions % _STRIDE == 0  # the same rows however the data is chunked
-            rows ^= _fold(np.asarray(X)[sampled], positions[sampled])
+            label_sums = _sums(y, n)
+            first = -n % _STRIDE  # the same rows however the data is chunked
+            row_sums = _sums(np.asarray(X)[first::_STRIDE], n + first, _STRIDE)
+            for i, v in enumerate((*label_sums, *row_sums)):
+                sums[i] = (sums[i] + v) % mod
             n += m
         yield X, y
     if data is None:
         return
-    signature = (n, (labels * 31 + rows) % (1 << 64))
+    signature = (n, *sums)
     with _LOCK:
         before = _SEEN.get(data)
         _SEEN[data] = signature

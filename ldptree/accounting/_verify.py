@@ -602,7 +602,7 @@ def _index_problems(block: IndexBlock, n_cells: int) -> list[str]:
         for value, count in ((block.log_keep, keep), (block.log_other, other)):
             expected = math.log(count / total) if count else -math.inf
             if not (value == expected or abs(value - expected) <= 1e-12 * (1.0 + abs(expected))):
-                return [f"{name}: log_keep/log_other disagree with the declared counts"]
+                return [f"{name}: log_keep/log_other disagree with the declared counts: not a law"]
         return []
     mass = math.exp(block.log_keep) + (k - 1) * math.exp(block.log_other)
     if not abs(mass - 1.0) <= 1e-9:

@@ -338,7 +338,7 @@ class UnnormalisedIndex(KRRLaplaceMechanism):
         index = next(b for b in law.blocks if isinstance(b, IndexBlock))
         k = n_cells * index.per_cell
         small = math.log(0.1 / k)
-        fake = attrs.evolve(index, log_keep=small + 0.1, log_other=small)
+        fake = attrs.evolve(index, log_keep=small + 0.1, log_other=small, counts=None)
         return attrs.evolve(law, blocks=tuple(fake if b is index else b for b in law.blocks))
 
 
