@@ -372,3 +372,22 @@ def test_the_table_in_the_docs_is_this_suite() -> None:
     expected = [(c.name, c.kind, c.default, c.opted, c.suite) for c in MUTANTS]
     assert _docs_table() == expected
     assert len(MUTANTS) >= 20
+
+
+@pytest.mark.parametrize(
+    ("make", "event"),
+    [(lambda: m.rr(m.SharedUniform), "joint naive-Bayes"), (lambda: m.rr(m.DtypeLeak), "")],
+    ids=["shared uniform: the joint score", "dtype leak: the structure column"],
+)
+def test_the_audit_refutes_leaks_no_coordinate_shows(make: Callable[[], Any], event: str) -> None:
+    """Every coordinate of these reports has the law's marginal; the audit's joint score (one
+    shared uniform: the report is the one-hot vector or its complement) and the report's
+    structure code (int16 codes for labels above the centre) refute them."""
+    import jax
+
+    from ldptree.accounting import audit_ldp
+
+    result = audit_ldp(
+        make(), n_cells=m.N_CELLS, label_bound=(-3.0, 3.0), key=jax.random.key(8), n_samples=30_000
+    )
+    assert result.refuted and event in result.event, str(result)
