@@ -19,6 +19,7 @@ to features of rows outside the sample is not seen; the remedy either way is a f
 
 from __future__ import annotations
 
+import functools
 import threading
 import warnings
 from collections import OrderedDict
@@ -36,6 +37,9 @@ _MAX_KEYS = 4096
 #: Feature rows whose holder index is a multiple of this are part of the signature.
 _STRIDE = 257
 _MULT = np.uint64(0x9E3779B97F4A7C15)
+_MOD = 1 << 64
+#: Longest cached ramp (8 MiB); longer chunks build theirs each time.
+_MAX_RAMP = 1 << 20
 
 
 class KeyReuseWarning(UserWarning):
@@ -65,24 +69,35 @@ def _bits(values: Any) -> np.ndarray[Any, Any]:
     return flat if flat.dtype == np.uint64 else flat.astype(np.uint64)
 
 
+@functools.lru_cache(maxsize=8)
+def _ramp(size: int) -> np.ndarray[Any, Any]:
+    """``0, 1, ..., size - 1`` as ``uint64`` (chunks repeat their size: built once)."""
+    out = np.arange(size, dtype=np.uint64)
+    out.setflags(write=False)
+    return out
+
+
 def _sums(values: Any, start: int, stride: int = 1) -> tuple[int, int]:
-    """``(sum b_k, sum b_k w_k)`` modulo ``2^64`` over the numbers' raw bits ``b_k``, with odd
-    weights ``w_k`` from each number's place (holder ``start + stride i``, column ``c``).
-    Integer sums modulo ``2^64`` do not depend on how the rows are chunked; a changed, moved or
-    added number changes them except with probability ``~2^-64``. Two passes of integer
-    arithmetic over the labels: a fraction of the round's cost."""
+    """``(sum_k b_k, sum_k p_k b_k)`` modulo ``2^64`` over the numbers' raw bits ``b_k`` and
+    their places ``p_k`` (holder ``start + stride i`` and column ``c``, spread by an odd
+    multiplier). Integer sums modulo ``2^64`` do not depend on how the rows are chunked; a
+    changed, moved or added number changes them except with probability ``~2^-64``. Two
+    passes over the labels (a sum and an integer dot product): a small part of the round."""
     bits = _bits(values)
     if bits.size == 0:
         return 0, 0
     rows = max(1, int(np.shape(values)[0]))
     width = bits.size // rows
+    total = int(bits.sum(dtype=np.uint64))
     with np.errstate(over="ignore"):
-        place = np.arange(start, start + rows * stride, stride, dtype=np.uint64)
-        place *= _MULT
-        if width > 1:  # a few sampled feature rows: spread the row's place over its columns
-            place = (place[:, None] + np.arange(width, dtype=np.uint64)[None, :]).reshape(-1)
-        place |= np.uint64(1)
-        return int(bits.sum(dtype=np.uint64)), int(np.dot(bits, place))
+        if width == 1 and stride == 1:
+            # sum_i (start + i) b_i = start sum b + sum i b_i: a cached ramp, no new arrays
+            ramp = _ramp(rows) if rows <= _MAX_RAMP else np.arange(rows, dtype=np.uint64)
+            placed = (start * total + int(np.dot(bits, ramp))) % _MOD
+            return total, placed * int(_MULT) % _MOD
+        place = np.arange(start, start + rows * stride, stride, dtype=np.uint64) * _MULT
+        place = (place[:, None] + np.arange(width, dtype=np.uint64)[None, :]).reshape(-1)
+        return total, int(np.dot(bits, place))
 
 
 def watch_key_use(key: Any, chunks: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:

@@ -27,14 +27,16 @@ randomness):
   consecutive groups, plus records at the bounds, the centre, beyond them (``hi + w``,
   ``hi + 10 w``, ``1e6 w``, ``+-3e38``); class codes: every declared code and undeclared ones
   (which the law maps to its null record ``-1``, when it has one);
-* **holders**: large single-record batches starting at holder ``0``, at ``2^31 - n/2`` (the
-  signed 32-bit boundary inside the batch) and at ``2^32 - n`` (the last indices), grouped by
-  index residue (``i mod m = 0`` for ``m`` up to ``1024``, and every residue for ``m <= 8``), by
-  position (first and last ``64``, each side of ``2^31``) and by position within a call (many
-  calls of 8 holders); and **collisions**: pairs of holders ``(i, i + s)`` with the same record
-  at strides ``s`` from 1 to 4096 release identical reports (or blocks) no more often than the
-  law's exact collision probability (disjoint pairs: an exact binomial test). Shared noise at a
-  stride shows here.
+* **holders**: large single-record batches under one key, as the chunks of one round, starting
+  at holder ``0``, at ``2^31 - n/2`` (the signed 32-bit boundary inside the batch), at ``2^31``
+  and at ``2^32 - n`` (the last indices), grouped by index residue over all batches (``i mod m
+  = 0`` for ``m`` up to ``1024``, every residue for ``m <= 4``), by position (first and last
+  ``64``, each side of ``2^31``) and by position within a call (64 calls of 8 holders); and
+  **collisions**: pairs of holders ``(i, i + s)`` with the same record at strides ``s`` from 1 to
+  4096, and holder ``i`` against holders ``2^31 + i`` and ``2^32 - n + i``, release identical
+  reports (or blocks) no more often than the law's exact collision probability (independent
+  pairs: an exact binomial test). Noise shared at a stride, or read from an index that wrapped,
+  shows here.
 
 Group-against-reference tests use, per statistic, the events ``{stat >= q}`` and
 ``{stat <= q'}`` at the reference's 80% and 20% quantiles (fitted on one reference sample) with
@@ -795,7 +797,8 @@ def check_sampler(
     ``label_bound`` (real labels) is the range the labels are swept across and beyond
     (default: the range of the law's ``label_levels``; required otherwise); ``labels``
     overrides the finite label domain. ``n`` sets the sample sizes: ``n`` holders per large
-    batch and per sweep, ``max(200, n / 10)`` per record.
+    batch and per sweep, ``max(200, n / 10)`` per record (about ``17 n`` holders in all for a
+    real-label law).
     """
     if not isinstance(mechanism, VerifiableMechanism):
         raise TypeError(

@@ -45,7 +45,6 @@ from ldptree.mechanisms._kit import (
     cell_indicator,
     debias_indicators,
     label_level,
-    label_levels,
 )
 from ldptree.mechanisms._random import holder_words, key_words
 from ldptree.protocols import CellEstimates
@@ -465,8 +464,3 @@ class CustomChannel(RRLaplaceMechanism):
 def rr(cls: type, **kw: Any) -> Any:
     """The mutant ``cls`` at the suite's budget and label bound (``rho = 1/2``)."""
     return cls(epsilon=EPSILON, label_bound=BOUND, budget_split=0.5, **kw)
-
-
-def label_levels_used() -> int:
-    """Level count of the RR mutants' label (for the spike's placement between levels)."""
-    return label_levels((1.0 - 0.5) * EPSILON)
