@@ -49,7 +49,7 @@ with at least ``MIN_EXPECTED`` expected counts per bin, and the reference's esti
 which the binomial tests cover conservatively).
 
 What passing does *not* prove: that ``privatize`` samples the law at records, holders or labels
-it was not run on. A leak on a label interval narrower than about a thousandth of the swept
+it was not run on. A leak on a label interval narrower than about ``100 / n`` of the swept
 range, at one holder index among millions, or on an event rarer than about ``1 / n``, can pass.
 The kit's mechanisms need no such evidence: their sampler is derived from the law
 (:func:`~ldptree.accounting._provenance.provenance`).

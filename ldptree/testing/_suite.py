@@ -42,8 +42,9 @@ certificate is a proof about the code that runs, and the statistical checks are 
 defence. For a hand-written mechanism only the *law* is proven; passing
 ``sampler_matches_law`` and ``audit_not_refuted`` is evidence, at the records, labels and holder
 indices they run, that ``privatize`` samples it: a leak on a label interval narrower than about
-a thousandth of the swept range, at a handful of holder indices among ``2^32``, or on an event
-rarer than about one in the sample size, can pass. Estimators therefore refuse a hand-written
+``100 / n`` of the swept range (labels are swept in groups of 100 of ``n`` holders), at a handful
+of holder indices among ``2^32``, or on an event rarer than about one in the sample size, can
+pass. Estimators therefore refuse a hand-written
 mechanism unless it is wrapped in :class:`~ldptree.accounting.HandWritten`.
 """
 

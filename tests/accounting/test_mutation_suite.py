@@ -291,6 +291,7 @@ def test_refused_by_default(case: Mutant) -> None:
 _OPTED = [c for c in MUTANTS if c.opted != "-"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", _OPTED, ids=[c.name for c in _OPTED])
 def test_refused_when_opted_in(case: Mutant) -> None:
     wrapped = HandWritten(case.make(), n=N_SAMPLER)
@@ -308,6 +309,7 @@ def test_refused_when_opted_in(case: Mutant) -> None:
 _SUITE = [c for c in MUTANTS if c.suite != "-"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", _SUITE, ids=[c.name for c in _SUITE])
 def test_flagged_by_the_generated_suite(case: Mutant) -> None:
     options: dict[str, Any] = {"task": case.task}
@@ -374,6 +376,7 @@ def test_the_table_in_the_docs_is_this_suite() -> None:
     assert len(MUTANTS) >= 20
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("make", "event"),
     [(lambda: m.rr(m.SharedUniform), "joint naive-Bayes"), (lambda: m.rr(m.DtypeLeak), "")],
