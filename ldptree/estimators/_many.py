@@ -31,6 +31,7 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray, PRNGKey
+from ldptree.accounting._reuse import watch_key_use
 from ldptree.estimators._aggregate import SumAggregator, SumState
 from ldptree.estimators._protocol import (
     host_labels,
@@ -140,6 +141,8 @@ def run_rounds(plans: Sequence[RoundPlan]) -> list[CellEstimates]:
         if route_id not in routes:
             routes[route_id] = [plan.partition.cells(Xc) for Xc, _ in chunks]
         key = release_key(plan.key, plan.mechanism, plan.partition)
+        for _ in watch_key_use(key, chunks):  # warns when this key privatized other data
+            pass
         first = 0
         for (_, labels), cells in zip(chunks, routes[route_id], strict=True):
             m = int(labels.shape[0])

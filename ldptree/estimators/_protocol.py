@@ -26,6 +26,7 @@ from ldptree._validation import (
     check_vector,
 )
 from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._reuse import watch_key_use
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.estimators._aggregate import (
     SimulatedSumAggregator,
@@ -256,6 +257,7 @@ def fold_round(
     read-out that needs more than the estimates, e.g. the kept reports of a
     :class:`~ldptree.estimators.ReportCollector`)."""
     key = release_key(key, mechanism, partition)
+    chunks = watch_key_use(key, chunks)  # warns when this key privatized other data before
     return fold_keyed(
         partition, mechanism, chunks, key=key, chunk_size=chunk_size, aggregator=aggregator
     )

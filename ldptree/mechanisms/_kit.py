@@ -885,6 +885,7 @@ def _index_block(r: IndexRelease, n_cells: int, labels: Labels) -> IndexBlock:
         log_other=other,
         per_cell=r.width,
         label_index=label_index,
+        counts=(noise.keep_count, noise.other_count, 1 << PRECISION_BITS),
     )
 
 
