@@ -1,13 +1,14 @@
 """Local randomizers: each holder's record ``(cell, label)`` -> one report.
 
 Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
-enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (:class:`CellRelease`,
-:class:`LabelRelease`, :class:`IndexRelease`, :class:`HadamardRelease`, each with one exact noise:
+enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (each an instance of a release
+kind, a :class:`Release` subclass with its own exact sampler, law, sums and likelihood:
+:class:`CellRelease`, :class:`LabelRelease` and :class:`IndexRelease` with one exact noise each,
 :class:`BitFlip`, :class:`UnaryFlip`, :class:`Geometric`, :class:`KaryResponse` or a finite channel
-:class:`MatrixNoise`) and its
-debiasing; sampling, summaries, likelihoods and the report law the accountant certifies are derived
-from those declarations. The library's mechanisms are compared in the documentation's mechanism
-library page.
+:class:`MatrixNoise`; :class:`HadamardRelease`)
+and its debiasing; sampling, summaries, likelihoods and the report law the accountant certifies
+are derived from those declarations. The library's mechanisms are compared in the documentation's
+mechanism library page.
 """
 
 from ldptree.mechanisms._batch import SummaryJob, summarize_many
@@ -60,6 +61,8 @@ from ldptree.mechanisms._oue import (
     OUELaplaceReport,
 )
 from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
+from ldptree.mechanisms._release import CellShaped, Release
+from ldptree.mechanisms._releases import ItemRelease
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
@@ -68,6 +71,7 @@ __all__ = [
     "NULL_LABEL",
     "BitFlip",
     "CellRelease",
+    "CellShaped",
     "CellVariance",
     "ClassLabels",
     "DuchiMechanism",
@@ -77,6 +81,7 @@ __all__ = [
     "HadamardLaplaceReport",
     "HadamardRelease",
     "IndexRelease",
+    "ItemRelease",
     "KRRCellClassMechanism",
     "KRRJointMechanism",
     "KRRLaplaceMechanism",
@@ -102,6 +107,7 @@ __all__ = [
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
+    "Release",
     "SplitChoice",
     "SummaryJob",
     "SupportsVariance",
