@@ -5,7 +5,7 @@ enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (each an instan
 kind, a :class:`Release` subclass with its own exact sampler, law, sums and likelihood:
 :class:`CellRelease`, :class:`LabelRelease` and :class:`IndexRelease` with one exact noise each,
 :class:`BitFlip`, :class:`UnaryFlip`, :class:`Geometric`, :class:`KaryResponse` or a finite channel
-:class:`MatrixNoise`; :class:`HadamardRelease`)
+:class:`MatrixNoise`; :class:`HadamardRelease`, :class:`SubsetRelease`)
 and its debiasing; sampling, summaries, likelihoods and the report law the accountant certifies
 are derived from those declarations. The library's mechanisms are compared in the documentation's
 mechanism library page.
@@ -65,6 +65,13 @@ from ldptree.mechanisms._release import CellShaped, Release
 from ldptree.mechanisms._releases import ItemRelease
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
+from ldptree.mechanisms._subset import SubsetRelease
+from ldptree.mechanisms._subset_selection import (
+    SubsetCellClassMechanism,
+    SubsetCellClassReport,
+    SubsetLaplaceMechanism,
+    SubsetLaplaceReport,
+)
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
 
 __all__ = [
@@ -109,6 +116,11 @@ __all__ = [
     "RealLabels",
     "Release",
     "SplitChoice",
+    "SubsetCellClassMechanism",
+    "SubsetCellClassReport",
+    "SubsetLaplaceMechanism",
+    "SubsetLaplaceReport",
+    "SubsetRelease",
     "SummaryJob",
     "SupportsVariance",
     "UnaryFlip",

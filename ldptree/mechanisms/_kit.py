@@ -510,11 +510,24 @@ class KitMechanism:
                 arrays.append(jax.device_put(arr if arr.ndim else int(arr)))
             return self._assemble(arrays)
 
+        def disassemble(reports: Any) -> dict[str, Any]:
+            arrays = self._report_arrays(reports)
+            return {
+                r.name: r.disassemble(a, n_cells) for r, a in zip(releases, arrays, strict=True)
+            }
+
         if isinstance(labels, RealLabels):
             # real labels enter only through a random level: enumerating the levels certifies
             # every real label (ldptree.mechanisms._labels)
-            return ReportLaw(blocks=tuple(blocks), label_levels=labels.domain(), assemble=assemble)
-        return ReportLaw(blocks=tuple(blocks), labels=labels.domain(), assemble=assemble)
+            return ReportLaw(
+                blocks=tuple(blocks),
+                label_levels=labels.domain(),
+                assemble=assemble,
+                disassemble=disassemble,
+            )
+        return ReportLaw(
+            blocks=tuple(blocks), labels=labels.domain(), assemble=assemble, disassemble=disassemble
+        )
 
 
 # A mechanism is immutable, so its checked releases and its kernel's description are functions of

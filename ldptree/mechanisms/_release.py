@@ -96,6 +96,12 @@ class Release:
         outputs of its coordinates, in order)."""
         raise NotImplementedError
 
+    def disassemble(self, report: Any, n_cells: int) -> np.ndarray[Any, Any]:
+        """``[n, k]``: the law's outputs of the block's ``k`` coordinates for ``n`` holders'
+        report arrays (default: each holder's array flattened, cell-major)."""
+        arr = np.asarray(report)
+        return arr.reshape(arr.shape[0], -1)
+
     def report_log_prob(self, out: np.ndarray[Any, Any], cell: int, t: int, n_cells: int) -> float:
         """``log P(out | cell, level t)`` of one holder's report array, exact in float64."""
         raise NotImplementedError

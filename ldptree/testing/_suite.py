@@ -467,6 +467,18 @@ def _hadamard(epsilon: float) -> Any:
     return HadamardLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
 
 
+def _subset(epsilon: float) -> Any:
+    from ldptree.mechanisms import SubsetLaplaceMechanism
+
+    return SubsetLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _subset_class(epsilon: float) -> Any:
+    from ldptree.mechanisms import SubsetCellClassMechanism
+
+    return SubsetCellClassMechanism(epsilon=epsilon, n_classes=3)
+
+
 #: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it; a
 #: new built-in needs an entry here (the repo's suite fails until it has one).
 BUILT_INS: dict[str, BuiltIn] = {
@@ -482,6 +494,8 @@ BUILT_INS: dict[str, BuiltIn] = {
     "KRRJointMechanism": BuiltIn(_krr_joint, "regression"),
     "KRRCellClassMechanism": BuiltIn(_krr_class, "classification", {"n_classes": 3}),
     "HadamardLaplaceMechanism": BuiltIn(_hadamard, "regression"),
+    "SubsetLaplaceMechanism": BuiltIn(_subset, "regression"),
+    "SubsetCellClassMechanism": BuiltIn(_subset_class, "classification", {"n_classes": 3}),
 }
 
 
