@@ -5,7 +5,7 @@ enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (each an instan
 kind, a :class:`Release` subclass with its own exact sampler, law, sums and likelihood:
 :class:`CellRelease`, :class:`LabelRelease` and :class:`IndexRelease` with one exact noise each,
 :class:`BitFlip`, :class:`UnaryFlip`, :class:`Geometric`, :class:`KaryResponse` or a finite channel
-:class:`MatrixNoise`; :class:`HadamardRelease`, :class:`SubsetRelease`)
+:class:`MatrixNoise`; :class:`HadamardRelease`, :class:`SubsetRelease`, :class:`LocalHashRelease`)
 and its debiasing; sampling, summaries, likelihoods and the report law the accountant certifies
 are derived from those declarations. The library's mechanisms are compared in the documentation's
 mechanism library page.
@@ -53,7 +53,14 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelMechanism,
     LaplaceFeatureLabelReport,
 )
+from ldptree.mechanisms._local_hash import LocalHashRelease
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, UnaryFlip
+from ldptree.mechanisms._olh import (
+    OLHCellClassMechanism,
+    OLHCellClassReport,
+    OLHLaplaceMechanism,
+    OLHLaplaceReport,
+)
 from ldptree.mechanisms._oue import (
     OUECellClassMechanism,
     OUECellClassReport,
@@ -103,8 +110,13 @@ __all__ = [
     "LaplaceCellLabelReport",
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
+    "LocalHashRelease",
     "MatrixNoise",
     "MechanismChoice",
+    "OLHCellClassMechanism",
+    "OLHCellClassReport",
+    "OLHLaplaceMechanism",
+    "OLHLaplaceReport",
     "OUECellClassMechanism",
     "OUECellClassReport",
     "OUELaplaceMechanism",
