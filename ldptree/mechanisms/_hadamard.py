@@ -87,11 +87,18 @@ class HadamardChannel(FiniteChannel):
 class HadamardRelease(Release):
     """One coordinate per holder: ``2 r + b``, Hadamard response of the cell with budget
     ``epsilon`` (module docstring). Its summary is ``D_j`` for every cell ``j`` (``int[L]``), its
-    cross sums with a label release ``x`` are ``sum_i sigma_i H[r_i, j + 1] x_i``."""
+    cross sums with a label release ``x`` are ``sum_i sigma_i H[r_i, j + 1] x_i``.
+
+    ``packed=True`` draws one random word instead of two where the law allows it: with a 16-bit
+    flip and ``K <= 2^16`` rows, the row is the word's low bits and the flip's uniform its high 16
+    bits (independent and uniform, so the law is the same); otherwise two words as by default.
+    The reports differ from the default's for the same key.
+    """
 
     name: str
     epsilon: float = attrs.field(converter=to_epsilon)
     precision_bits: int | None = None
+    packed: bool = attrs.field(default=False, converter=bool)
 
     @property
     def width(self) -> int:
@@ -107,7 +114,10 @@ class HadamardRelease(Release):
         return 1  # signs
 
     def static(self, n_cells: int, width: int, labels: Labels) -> tuple[Any, ...]:
-        return ("hadamard", hadamard_order(n_cells), self.flip.bits)
+        order, bits = hadamard_order(n_cells), self.flip.bits
+        if self.packed and bits == 16 and order <= 1 << 16:
+            return ("hadamard", order, bits, "packed")
+        return ("hadamard", order, bits)
 
     def constants(self, n_cells: int, labels: Labels) -> Any:
         return self.flip.constants()
@@ -151,6 +161,8 @@ class HadamardRelease(Release):
     # -- traced --------------------------------------------------------------------------------
     @staticmethod
     def words(static: tuple[Any, ...]) -> int:
+        if static[3:] == ("packed",):
+            return 1  # the row in the low bits, the flip's uniform in the high 16
         return 1 + noise_words(("bits", static[2]), 1)  # the row, then the bit's flip
 
     @staticmethod
@@ -208,6 +220,10 @@ def sample_hadamard(
     row = words[:, 0] & jnp.uint32(order - 1)
     column = cells.astype(jnp.uint32) + jnp.uint32(1)
     plus = (jax.lax.population_count(row & column) & jnp.uint32(1)) == 0
+    if static[3:] == ("packed",):  # the flip: the high 16 bits below the 16-bit threshold
+        b = ((words[:, 0] >> 16) < consts[0]) ^ plus
+        out_packed: jax.Array = row.astype(jnp.int32)[:, None] * 2 + b.astype(jnp.int32)[:, None]
+        return out_packed
     b = sample_noise(("bits", bits), consts, words[:, 1:], plus[:, None].astype(jnp.int32))
     out: jax.Array = row.astype(jnp.int32)[:, None] * 2 + b.astype(jnp.int32)
     return out

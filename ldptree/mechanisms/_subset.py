@@ -7,16 +7,19 @@ vector of a set ``S`` of items (``bool [n, L]`` or ``[n, L, per_cell]``), drawn 
 the holder's words:
 
 1. a 64-bit uniform integer ``u`` (two words) decides whether ``x`` is in ``S``: ``u < T``, with
-   probability exactly ``p = T / 2^64``;
-2. every item gets a 32-bit uniform key (one word per padded item). If two of the ``d`` keys are
-   equal the report is the empty set (the *null* report). Otherwise the keys' order is a
-   uniformly random permutation of the items, exactly (the keys are i.i.d. uniform, so given that
-   they are distinct every order is equally likely), and
-3. ``S`` is ``{x}`` and the ``k - 1`` other items with the smallest keys if ``u < T``, else the
-   ``k`` other items with the smallest keys.
+   probability exactly ``p = T / 2^64``; the other items to report are then ``K = k - 1`` if
+   ``u < T``, else ``K = k``;
+2. the ``d - 1`` other items, in index order, are selected one by one (selection sampling): the
+   ``i``-th is taken with probability ``need / b_i``, ``need`` the items still to take and
+   ``b_i = d - 1 - i`` the items left, which makes the selected set a uniformly random
+   ``K``-subset of the others, exactly. Step ``i`` reads one 32-bit word ``w``: it is accepted
+   when ``w < R_i = b_i floor(2^32 / b_i)``, and then ``w mod b_i`` is exactly uniform on
+   ``[0, b_i)`` and the item is taken when it is below ``need``. If any step is rejected the
+   report is the empty set (the *null* report). The steps' moduli are ``1, ..., d - 1`` whatever
+   the record, so the null report's probability does not depend on it.
 
 The law is therefore exact: with ``c1 = C(d - 1, k - 1)``, ``c0 = C(d - 1, k)`` and
-``P_nt = prod_{i < d} (1 - i 2^-32)`` (the keys are distinct),
+``P_nt = prod_{b=1}^{d-1} R_b / 2^32`` (no step rejected),
 
     P(S | x) = P_nt p / c1          for |S| = k, x in S,
     P(S | x) = P_nt (1 - p) / c0    for |S| = k, x not in S,
@@ -34,8 +37,8 @@ rationals), so ``(C_j - n offset) / slope`` is unbiased for the number of holder
 ``j``. ``k`` defaults to the integer near ``d / (e^eps + 1)`` with the smallest variance of that
 estimate (Wang et al.'s optimum).
 
-Cost: ``d_pad + 2`` random words per holder (``d_pad`` the padded item count) and a sort of the
-keys; the report is ``d`` bits with ``k`` ones.
+Cost: ``d_pad + 1`` random words per holder (``d_pad`` the padded item count) and a sequential
+pass over the items; the report is ``d`` bits with ``k`` ones.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ldptree._buckets import bucket
 from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
 from ldptree.accounting._channels import Divergences
@@ -61,8 +65,8 @@ from ldptree.mechanisms._releases import ItemRelease, Table, _optional_table, it
 __all__ = ["SubsetChannel", "SubsetLaw", "SubsetRelease", "subset_size"]
 
 _TOTAL = 1 << 64
-#: Keys are 32-bit uniform integers.
-_KEY_BITS = 32
+#: Selection steps read 32-bit uniform words.
+_WORD_BITS = 32
 
 
 def _ratio_below(epsilon: float) -> Fraction:
@@ -139,11 +143,11 @@ class SubsetLaw:
 
     @functools.cached_property
     def distinct(self) -> Fraction:
-        """``P_nt``: the ``d`` keys are distinct."""
-        space = 1 << _KEY_BITS
+        """``P_nt``: no selection step is rejected, ``prod_{b=1}^{d-1} R_b / 2^32``."""
+        space = 1 << _WORD_BITS
         out = Fraction(1)
-        for i in range(self.d):
-            out *= Fraction(space - i, space)
+        for b in range(1, self.d):
+            out *= Fraction(b * (space // b), space)
         return out
 
     @property
@@ -293,7 +297,11 @@ class SubsetRelease(ItemRelease):
         law = self.law(n_cells)
         t = law.threshold
         member = (np.uint32(t >> 32), np.uint32(t & 0xFFFFFFFF), np.int32(law.k), np.int32(law.d))
-        return (member, pad_rows(self.item_table(labels.size)))
+        return (
+            member,
+            _steps(law.d, bucket(n_cells) * self.width),
+            pad_rows(self.item_table(labels.size)),
+        )
 
     def block(self, n_cells: int, labels: Labels) -> RecordBlock:
         table = self.item_table(labels.size)
@@ -334,31 +342,48 @@ class SubsetRelease(ItemRelease):
     # -- traced --------------------------------------------------------------------------------
     @staticmethod
     def words(static: tuple[Any, ...]) -> int:
-        return 2 + int(static[1]) * int(static[2])  # membership (64 bits), one key per item
+        # membership (64 bits), then one word per selection step
+        return 1 + int(static[1]) * int(static[2])
 
     @staticmethod
     def sample(
         static: tuple[Any, ...], consts: Any, words: jax.Array, cells: jax.Array, t: jax.Array
     ) -> jax.Array:
-        (t_hi, t_lo, k, d), table = consts
+        (t_hi, t_lo, k, d), (moduli, limits), table = consts
         columns = static[1] * static[2]
         x = items(table, cells, t, static[1])  # [n, 1]
         member = (words[:, 0] < t_hi) | ((words[:, 0] == t_hi) & (words[:, 1] < t_lo))
-        keys = words[:, 2 : 2 + columns]
+        need = jnp.where(member, k - 1, k)  # other items to take
+
+        def step(need: jax.Array, inputs: tuple[jax.Array, ...]) -> Any:
+            word, modulus, limit, real = inputs
+            accepted = word <= limit
+            drawn = word % jnp.maximum(modulus, jnp.uint32(1))  # beyond the items: masked
+            take = accepted & real & (drawn.astype(jnp.int32) < need)
+            return need - take, (take, ~accepted & real)
+
+        # step i: the i-th other item (index order), word 2 + i, modulus d - 1 - i
+        steps = (words[:, 2:].T, moduli[:, None], limits[:, None], moduli[:, None] > 0)
+        _, (taken, rejected) = jax.lax.scan(step, need, steps)
         col = jnp.arange(columns, dtype=jnp.int32)[None, :]
-        real = col < d
-        # padded items sort last whatever their keys; ties among real items make the null report
-        _, ordered = jax.lax.sort(
-            (jnp.broadcast_to(~real, keys.shape).astype(jnp.int32), keys), dimension=1, num_keys=2
-        )
-        tie = jnp.any((ordered[:, 1:] == ordered[:, :-1]) & (col[:, 1:] < d), axis=1)
-        own_key = jnp.take_along_axis(keys, x, axis=1)  # [n, 1]
-        rank = jnp.sum((keys < own_key) & real, axis=1)  # the own item's place among the items
-        need = jnp.where(member, k - 1, k)  # other items to report
-        # the need-th smallest key among the others: skip the own item's key if it comes first
-        place = jnp.where(need - 1 < rank, need - 1, need)
-        tau = jnp.take_along_axis(ordered, jnp.clip(place, 0, columns - 1)[:, None], axis=1)
-        others = real & (col != x) & (keys <= tau) & (need > 0)[:, None]
-        chosen = others | (member[:, None] & (col == x))
-        out: jax.Array = chosen & ~tie[:, None]
+        if columns > 1:
+            index = jnp.clip(col - (col > x), 0, columns - 2)  # the step of each other column
+            others = jnp.take_along_axis(taken.T, index, axis=1)
+        else:
+            others = jnp.zeros((cells.shape[0], 1), dtype=bool)
+        chosen = jnp.where(col == x, member[:, None], others) & (col < d)
+        out: jax.Array = chosen & ~jnp.any(rejected, axis=0)[:, None]
         return out
+
+
+def _steps(d: int, columns: int) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """``(moduli, limits)``, ``uint32[columns - 1]``: step ``i``'s modulus ``b_i = d - 1 - i``
+    and its largest accepted word ``R_i - 1`` (``b_i = 0``: no step, beyond the real items)."""
+    size = max(columns - 1, 0)
+    moduli = np.zeros(size, dtype=np.uint32)
+    limits = np.zeros(size, dtype=np.uint32)
+    for i in range(min(size, d - 1)):
+        b = d - 1 - i
+        moduli[i] = b
+        limits[i] = b * ((1 << _WORD_BITS) // b) - 1
+    return moduli, limits
