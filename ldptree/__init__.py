@@ -19,6 +19,8 @@ Where to start:
 * ``ldptree.accounting``: privacy spends, ledgers and exact LDP verification;
 * ``ldptree.testing``: ``assert_ldp`` / ``assert_unbiased`` and Hypothesis strategies for your
   own mechanisms' tests;
+* ``ldptree.inspection``: print, plot, save and load a fitted tree (``export_text``,
+  ``plot_tree``, ``privacy_summary``, ``save_model`` / ``load_model``);
 * ``ldptree.baselines``: the papers' competitors; ``ldptree.datasets``: simulated and real
   data; ``ldptree.experiments``: the papers' experiments and TOML-configured runs;
 * ``ldptree.distributed``: the round and its aggregation on a Dask cluster (``dask`` extra).
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from ldptree import distributed as distributed
     from ldptree import estimators as estimators
     from ldptree import experiments as experiments
+    from ldptree import inspection as inspection
     from ldptree import mechanisms as mechanisms
     from ldptree import partitions as partitions
     from ldptree import preprocessing as preprocessing
@@ -62,6 +65,7 @@ _SUBPACKAGES = frozenset(
         "distributed",
         "estimators",
         "experiments",
+        "inspection",
         "mechanisms",
         "partitions",
         "preprocessing",

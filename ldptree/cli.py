@@ -1,4 +1,5 @@
-"""The ``ldptree`` command line: ``ldptree demo`` runs the LPDT Figure 1 experiment,
+"""The ``ldptree`` command line: ``ldptree demo`` runs LPDT with and without public data on the
+LPDT paper's Figure 1 design,
 ``ldptree reproduce TARGET`` a table or figure of the papers (``lpdt-table``, ``lpdt-figure1``,
 ``lpdt-figure2``, ``lpct-figure4``, ``lpct-table``), ``ldptree run CONFIG.toml`` a custom
 experiment."""
@@ -16,30 +17,38 @@ if TYPE_CHECKING:  # the CLI imports the experiments lazily (start-up time)
     from ldptree.experiments import Experiment
 
 
+#: ``ldptree demo``'s default budget (:data:`ldptree.experiments._figure1.DEMO_EPSILON`).
+DEMO_EPSILON = 4.0
+
+
 def _demo(args: argparse.Namespace) -> int:
     from ldptree.experiments import plot_figure1, run_figure1
 
     print(
-        f"LPDT Figure 1: Y = sin(16X) + N(0,1), X ~ N(0.5, 0.025) on [0,1], eps = {args.epsilon}, "
-        f"{args.reps} repetitions\n"
+        "LPDT with and without public data: Y = sin(16X) + N(0,1), X normal with mean 0.5 and "
+        f"variance 0.025 on [0,1], eps = {args.epsilon:g}, {args.reps} repetitions, the "
+        "estimator's defaults in both arms\n"
     )
     result, models, sample = run_figure1(
         reps=args.reps, epsilon=args.epsilon, seed=args.seed, progress=print
     )
     table = result.table()
-    print("\nBest configuration per arm (oracle choice on mean test MSE; paper: 1.19 -> 1.08):\n")
+    print("\nBest configuration per arm (oracle choice on mean test MSE; Bayes risk 1):\n")
     print(table)
     print(result.holders_note())
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     grid = result.grid_table()
     (out / "figure1.md").write_text(
-        f"# LPDT Figure 1, eps = {args.epsilon:g}, {args.reps} repetitions, seed {args.seed}\n\n"
+        f"# LPDT with and without public data, eps = {args.epsilon:g}, {args.reps} "
+        f"repetitions, seed {args.seed}\n\n"
         f"Best per arm (oracle on mean test MSE):\n\n{table}\n\n{result.holders_note()}\n\n"
         f"Every configuration:\n\n{grid}\n"
     )
-    png = plot_figure1(models, sample, out / "figure1.png")
-    print(f"\nwrote {out / 'figure1.md'} (with the full grid) and {png}")
+    png = plot_figure1(models, sample, out / "figure1.png", result)
+    print(
+        f"\nwrote {out / 'figure1.md'} (with the full grid), {png} and {png.with_suffix('.json')}"
+    )
     return 0
 
 
@@ -90,7 +99,7 @@ def _figure1_target(args: argparse.Namespace) -> int:
     reps = args.reps or (2 if args.quick else 10)
     eps = (args.epsilons or [8.0])[0]
     result, models, sample = run_figure1(
-        reps=reps, epsilon=eps, seed=args.seed, progress=print, quick=args.quick
+        reps=reps, epsilon=eps, seed=args.seed, progress=print, quick=args.quick, paper=True
     )
     out = _out(args)
     out.mkdir(parents=True, exist_ok=True)
@@ -101,7 +110,7 @@ def _figure1_target(args: argparse.Namespace) -> int:
         f"{result.holders_note()}\n\n"
         f"Every configuration:\n\n{result.grid_table()}\n"
     )
-    png = plot_figure1(models, sample, out / "figure1.png")
+    png = plot_figure1(models, sample, out / "figure1.png", result)
     print(result.table())
     print(result.holders_note())
     print(f"wrote {out / 'figure1.md'} and {png}")
@@ -152,31 +161,111 @@ def _run(args: argparse.Namespace) -> int:
     return _finish(csv_path, experiment.name)
 
 
+_REPRODUCE = """\
+Reproduce a table or figure of the LPDT and LPCT papers.
+
+targets:
+  lpdt-table    LPDT paper, real-data table: LPDT-M and LPDT-V on every regression
+                dataset of the data folder, public : train : test = 1 : 7 : 2
+  lpct-table    LPCT paper, Table 2: the LPCT family and the classification baselines
+  lpdt-figure1  LPDT paper, Figure 1 (its settings): public data on a concentrated marginal
+  lpdt-figure2  LPDT paper, Figure 2: test MSE against depth, leaf size and epsilon
+  lpct-figure4  LPCT paper, Figure 4: accuracy against the number of public rows
+
+The tables write runs.csv (one row per fit; a re-run with the same --out resumes),
+results.md and figures into the output folder.
+"""
+
+_RUN = """\
+Run the experiment a TOML file describes: its data sources, methods, privacy budgets,
+repetitions and tuning (see the documentation page "Experiment configuration").
+Writes runs.csv, results.md and figures into the output folder; a re-run resumes.
+"""
+
+_DEMO = """\
+LPDT with and without public data (the LPDT paper's Figure 1 design): Y = sin(16 X) + N(0, 1)
+with X normal of mean 0.5 and variance 0.025, truncated to [0, 1]. Arm "no public": 8,000
+private holders on the data-free dyadic grid; arm "public": 7,000 private holders and 500
+public rows on which the tree is grown. Both arms use the estimator's defaults and the same
+label bound. Prints the best configuration per arm and writes figure1.md (every configuration),
+figure1.png and figure1.json (the numbers the figure shows) into the output folder.
+"""
+
+
 def _add_reproduce(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    rep = sub.add_parser("reproduce", help="reproduce a table of the papers")
-    rep.add_argument("target", choices=TARGETS, help="what to reproduce")
-    rep.add_argument(
-        "--datasets", nargs="+", default=None, help="manifest names or 'all' (default: all)"
+    rep = sub.add_parser(
+        "reproduce",
+        help="reproduce a table or figure of the papers",
+        description=_REPRODUCE,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    rep.add_argument("--epsilons", nargs="+", type=_budget, default=None, help="privacy budgets")
-    rep.add_argument("--reps", type=int, default=None, help="repetitions (default: the target's)")
+    rep.add_argument("target", choices=TARGETS, help="what to reproduce (listed above)")
     rep.add_argument(
-        "--methods", nargs="+", default=None, help="lpct-table: method names (default: all)"
+        "--datasets",
+        nargs="+",
+        default=None,
+        help="dataset names of the data folder's manifest, or 'all' (default: all; tables only)",
     )
-    rep.add_argument("--tuning", choices=["oracle", "private"], default="oracle")
-    rep.add_argument("--out", default=None, help="output folder (default results/TARGET)")
     rep.add_argument(
-        "--quick", action="store_true", help="tiny grids and few reps (CI smoke test, < 2 min)"
+        "--epsilons",
+        nargs="+",
+        type=_budget,
+        default=None,
+        help="per-holder privacy budgets, each a number > 0 (default: the target's)",
     )
-    rep.add_argument("--data-dir", default=None, help="data folder (default: $LDPTREE_DATA)")
-    rep.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
-    rep.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    rep.add_argument(
+        "--reps", type=int, default=None, help="repetitions, at least 2 (default: the target's)"
+    )
+    rep.add_argument(
+        "--methods", nargs="+", default=None, help="lpct-table only: method names (default: all)"
+    )
+    rep.add_argument(
+        "--tuning",
+        choices=["oracle", "private"],
+        default="oracle",
+        help="how hyper-parameters are chosen (tables only): 'oracle' picks the grid point "
+        "with the best test score, as the papers do (not private); 'private' chooses from "
+        "privatized validation losses, so the whole pipeline is epsilon-LDP per holder "
+        "(default: oracle)",
+    )
+    rep.add_argument("--out", default=None, help="output folder (default: results/TARGET)")
+    rep.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke test: small grids, few repetitions, the smallest datasets (minutes)",
+    )
+    rep.add_argument(
+        "--data-dir",
+        default=None,
+        help="the data folder holding manifest.csv (default: $LDPTREE_DATA; tables only)",
+    )
+    rep.add_argument(
+        "--seed", type=_seed, default=0, help="base seed, an integer in [0, 2**32) (default: 0)"
+    )
+    rep.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes running (dataset, repetition) groups side by side (default: 1)",
+    )
     rep.set_defaults(func=_reproduce)
-    run = sub.add_parser("run", help="run an experiment described in a TOML file")
-    run.add_argument("config", help="the TOML file (see ldptree.experiments.load_config)")
-    run.add_argument("--out", default=None, help="output folder (overrides the config's)")
-    run.add_argument("--quick", action="store_true", help="2 repetitions, first epsilon only")
-    run.add_argument("--jobs", type=int, default=1, help="worker processes (default 1)")
+    run = sub.add_parser(
+        "run",
+        help="run an experiment described in a TOML file",
+        description=_RUN,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("config", help="the experiment's TOML file")
+    run.add_argument("--out", default=None, help="output folder (default: the file's 'out' key)")
+    run.add_argument(
+        "--quick", action="store_true", help="a smoke test: 2 repetitions, the first epsilon only"
+    )
+    run.add_argument(
+        "--jobs",
+        type=int,
+        default=1,
+        help="worker processes running (source, repetition) groups side by side (default: 1)",
+    )
     run.set_defaults(func=_run)
 
 
@@ -203,16 +292,51 @@ def _seed(text: str) -> int:
     return value
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="ldptree", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="LPDT with vs without public data (paper Figure 1)")
-    demo.add_argument("--reps", type=int, default=10, help="repetitions (default 10)")
-    demo.add_argument("--epsilon", type=_budget, default=8.0, help="privacy budget (default 8)")
-    demo.add_argument("--seed", type=_seed, default=0, help="base seed (default 0)")
-    demo.add_argument("--out", default="demo-output", help="output folder (default demo-output)")
+#: ``ldptree --help``: plain text (no markup), one line per command.
+DESCRIPTION = """\
+Locally differentially private tree estimators with public data.
+
+commands:
+  demo        LPDT with and without public data, on the LPDT paper's Figure 1 design
+  reproduce   a table or figure of the LPDT and LPCT papers
+  run         an experiment described in a TOML file
+
+Run 'ldptree COMMAND --help' for a command's options.
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ldptree`` argument parser (every command and option, with plain-text help)."""
+    parser = argparse.ArgumentParser(
+        prog="ldptree",
+        description=DESCRIPTION,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    demo = sub.add_parser(
+        "demo",
+        help="LPDT with and without public data (the LPDT paper's Figure 1 design)",
+        description=_DEMO,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    demo.add_argument("--reps", type=int, default=10, help="repetitions, at least 2 (default: 10)")
+    demo.add_argument(
+        "--epsilon",
+        type=_budget,
+        default=DEMO_EPSILON,
+        help=f"per-holder privacy budget, a number > 0 (default: {DEMO_EPSILON:g})",
+    )
+    demo.add_argument(
+        "--seed", type=_seed, default=0, help="base seed, an integer in [0, 2**32) (default: 0)"
+    )
+    demo.add_argument("--out", default="demo-output", help="output folder (default: demo-output)")
     demo.set_defaults(func=_demo)
     _add_reproduce(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
     args = parser.parse_args(argv)
     if (getattr(args, "reps", 2) or 2) < 2:
         parser.error("--reps must be at least 2 (the table reports a standard deviation)")

@@ -1,15 +1,18 @@
 """Every ```python block of README.md and docs/**/*.md runs as written.
 
 The blocks of one page share a namespace and run in order, in a temporary working directory (a
-block may write files). A block fenced as ```python and preceded by the line
-``<!-- no-test -->`` is skipped (for a sketch that cannot run on its own, e.g. it needs external
-data). Pages in ``SKETCH_PAGES`` are skipped whole until their blocks are made runnable or marked.
+block may write files). The README and the tutorials run with warnings as errors: the library's
+defaults, used as the tutorials use them, must not warn. A block fenced as ```python and
+preceded by the line ``<!-- no-test -->`` is skipped (for a sketch that cannot run on its own,
+e.g. it needs external data). Pages in ``SKETCH_PAGES`` are skipped whole until their blocks are
+made runnable or marked.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import warnings
 from pathlib import Path
 
 import pytest
@@ -33,9 +36,16 @@ def python_blocks(page: Path) -> list[str]:
 PAGES_WITH_CODE = [p for p in PAGES if python_blocks(p)]
 
 
+def must_be_quiet(page: Path) -> bool:
+    """Pages whose code must emit no warning: the README and every tutorial."""
+    return page.name == "README.md" or page.parent.name == "tutorials"
+
+
 def test_pages_with_code_are_found() -> None:
     names = {p.name for p in PAGES_WITH_CODE}
-    assert {"README.md", "figure1.md", "sklearn-pipeline.md"} <= names
+    assert {"README.md", "figure1.md", "sklearn-pipeline.md", "inspect-and-save.md"} <= names
+    assert {"configuration.md", "test-mechanism.md"} <= names
+    assert sum(must_be_quiet(p) for p in PAGES_WITH_CODE) >= 9  # README and 8 tutorials
 
 
 @pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=lambda p: str(p.relative_to(ROOT)))
@@ -43,7 +53,10 @@ def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPa
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")
     namespace: dict[str, object] = {"__name__": f"docs_{page.stem}"}
-    for index, code in enumerate(python_blocks(page)):
-        where = f"{page.relative_to(ROOT)} block {index + 1}"
-        exec(compile(code, where, "exec"), namespace)
+    with warnings.catch_warnings():
+        if must_be_quiet(page):
+            warnings.simplefilter("error")
+        for index, code in enumerate(python_blocks(page)):
+            where = f"{page.relative_to(ROOT)} block {index + 1}"
+            exec(compile(code, where, "exec"), namespace)
     assert os.getcwd() == str(tmp_path)

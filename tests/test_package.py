@@ -9,7 +9,15 @@ import pytest
 
 import ldptree
 
-SUBPACKAGES = ["accounting", "baselines", "datasets", "experiments", "preprocessing", "testing"]
+SUBPACKAGES = [
+    "accounting",
+    "baselines",
+    "datasets",
+    "experiments",
+    "inspection",
+    "preprocessing",
+    "testing",
+]
 
 
 def test_subpackages_reachable_after_import_ldptree() -> None:

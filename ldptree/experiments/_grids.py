@@ -8,6 +8,14 @@ private training rows take ``n_private``.
 
 Presets (source in brackets: [P] the paper, [C] the authors' code):
 
+A grid may also *fix* parameters at every point without tuning them (``Grid(axes,
+fixed={...})``): :meth:`Grid.configurations` yields each point with them, and they enter the
+rows' parameters and the grid's description like one-value axes. The LPDT presets that reproduce
+the papers' numbers (``lpdt-real``, ``lpdt-taxi``, ``lpdt-synthetic``, ``lpdt-depth``,
+``lpdt-leaf``, ``lpdt-private``) fix the papers' mechanism and the reference's unguarded ratio
+read-out (``mechanism="paper"``, ``readout="ratio"``); a grid of your own starts from the
+estimator's defaults (the guarded ``readout="auto"``) and changes only what it names.
+
 * ``lpdt-real`` [P D.1]: ``n_l in {2,5,10,20,40,60,80,100,120,140,160}``, ``s in {1,2,3,4}``,
   ``rho in {0.3,0.5,0.7}`` (132 points); ``lpdt-taxi``: the same with ``s in {4,6,8,10}``.
 * ``lpdt-synthetic`` [C simulation.py]; ``lpdt-depth`` and ``lpdt-leaf`` [P §4.1, Figure 2].
@@ -64,26 +72,48 @@ def _to_axes(value: Any) -> tuple[tuple[str, tuple[Any, ...]], ...]:
     return tuple((str(name), tuple(values)) for name, values in items)
 
 
+def _to_fixed(value: Any) -> tuple[tuple[str, Any], ...]:
+    return tuple(sorted(dict(value or {}).items()))
+
+
+def _check_fixed(grid: Grid, attribute: attrs.Attribute[Any], value: Any) -> None:
+    both = sorted({name for name, _ in value} & {name for name, _ in grid.axes})
+    if both:
+        raise ValueError(f"{attribute.name} repeats the parameters {both} of the grid's axes")
+
+
 @attrs.frozen
 class Grid:
-    """An ordered parameter grid (module docstring); ``Grid({})`` is the one empty point."""
+    """An ordered parameter grid (module docstring); ``Grid({})`` is the one empty point.
+    ``fixed``: parameters every point sets without tuning them."""
 
     axes: tuple[tuple[str, tuple[Any, ...]], ...] = attrs.field(
         converter=_to_axes, validator=_check_axes
     )
     name: str = "custom"
+    fixed: tuple[tuple[str, Any], ...] = attrs.field(
+        default=(), converter=_to_fixed, validator=_check_fixed
+    )
 
     @property
     def size(self) -> int:
         return math.prod(len(values) for _, values in self.axes)
 
     def points(self) -> Iterator[dict[str, Any]]:
+        """The tuned axes' combinations, the last axis varying fastest."""
         names = [name for name, _ in self.axes]
         for combo in itertools.product(*(values for _, values in self.axes)):
             yield dict(zip(names, combo, strict=True))
 
+    def configurations(self) -> Iterator[dict[str, Any]]:
+        """:meth:`points` with the ``fixed`` parameters: what each fit is given."""
+        for point in self.points():
+            yield {**dict(self.fixed), **point}
+
     def describe(self) -> dict[str, list[Any]]:
-        return {name: list(values) for name, values in self.axes}
+        described = {name: list(values) for name, values in self.axes}
+        described.update({name: [value] for name, value in self.fixed})
+        return described
 
 
 _LPDT_LEAVES = (2, 5, 10, 20, 40, 60, 80, 100, 120, 140, 160)
@@ -103,6 +133,9 @@ def _lpct_real(n_private: int) -> Grid:
         name="lpct-real",
     )
 
+
+#: The papers' LPDT settings, fixed by the presets that reproduce their numbers (docstring).
+PAPER_LPDT: dict[str, Any] = {"mechanism": "paper", "readout": "ratio"}
 
 _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     "lpdt-real": {
@@ -155,6 +188,18 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     "psgd": {"lr": (1e-5, 1e-3, 1e-1, 1.0)},
 }
 _DEPENDENT: dict[str, Callable[[int], Grid]] = {"lpct-real": _lpct_real}
+#: Presets that fix parameters at every point (module docstring).
+_SETTINGS: dict[str, dict[str, Any]] = {
+    name: PAPER_LPDT
+    for name in (
+        "lpdt-real",
+        "lpdt-taxi",
+        "lpdt-synthetic",
+        "lpdt-depth",
+        "lpdt-leaf",
+        "lpdt-private",
+    )
+}
 
 
 # -- baselines (issue 5): PHIST/APHIST, DECONV, DT, CT ------------------------------------------
@@ -244,7 +289,7 @@ def grid_preset(name: str, *, n_private: int | None = None, n_features: int | No
     if name in _BY_DIMENSION:
         return _BY_DIMENSION[name](n_features)
     if name in _FIXED:
-        return Grid(_FIXED[name], name=name)
+        return Grid(_FIXED[name], name=name, fixed=_SETTINGS.get(name, {}))
     if name in _DEPENDENT:
         if n_private is None or isinstance(n_private, bool) or n_private < 4:
             raise ValueError(f"grid preset {name!r} needs n_private >= 4, got {n_private!r}")

@@ -34,6 +34,7 @@ from ldptree._typing import FloatArray
 from ldptree.datasets import make_lpct_pair
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.experiments._plots import _band, _figure, _save
+from ldptree.experiments._progress import compile_note
 
 LAMBDAS = (0.01, 0.1, 0.5, 1, 2, 5, 10, 50, 100, 500, 750, 1000, 1250, 1500, 2000, 4000, 8000)
 PRUNE_RULES = ("corrected", "reference")
@@ -337,6 +338,7 @@ def run_lpct_figure4(
     config = Figure4Config.quick(**overrides) if quick else Figure4Config(**overrides)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
+    print(compile_note())
     result = run(config, progress=print)
     n_publics = (10, 50, 200) if quick else (10, 20, 50, 100, 150, 200)
     curve_eps = max(config.epsilons)

@@ -4,10 +4,14 @@ To register a new estimator, add one :class:`MethodSpec` line to ``DEFAULT_METHO
 example ``MethodSpec("phist", "regression", PHISTRegressor, "phist-real", "PHIST",
 paper_key="P")``) and, if its grid is new, one preset in :mod:`._grids`.
 
-``lpdt-v`` is ``LPDTRegressor(rule="cart")`` (the reference's quantile CART rule). Both run
-the papers' mechanism and the reference's ratio read-out by default (``mechanism="paper"``,
-``readout="ratio"``: the papers' rows), which a grid may override (``"auto"``: the estimator's
-variance-aware mechanism and guarded read-out). The LPCT rows pin ``mechanism="paper"`` too.
+``lpdt-v`` is ``LPDTRegressor(rule="cart")`` (the reference's quantile CART rule). A method
+fixes only what its name says (the rule; for the LPCT rows the aggregate simulation, under which
+the default mechanism is the papers'; LPCT-prune names it as well): every other
+parameter is the estimator's default unless the grid point names it, so a grid that names only
+``max_depth`` keeps the default guarded read-out (``readout="auto"``) and variance-aware
+mechanism. The presets that reproduce the papers' numbers (``lpdt-real``, ``lpdt-depth``, ...)
+name the papers' settings, ``mechanism="paper"`` and ``readout="ratio"``, themselves; the runner
+records in every row which protective setting a configuration turned off (:mod:`._guards`).
 Both LPDT variants memoise their deterministic partition across a grid: it depends on the public
 rows, ``max_depth``, ``min_samples_leaf`` and ``min_samples_split`` only, not on ``rho`` or
 ``epsilon``.
@@ -43,8 +47,6 @@ def _memoised_lpdt(
     max_depth: int,
     min_samples_leaf: int,
     min_samples_split: int,
-    readout: str = "ratio",
-    mechanism: Any = "paper",
     **kwargs: Any,
 ) -> LPDTRegressor:
     """``LPDTRegressor`` whose (deterministic, key-free) partition is memoised across a grid:
@@ -64,8 +66,6 @@ def _memoised_lpdt(
         min_samples_leaf,
         min_samples_split=min_samples_split,
         rule=rule,
-        readout=readout,
-        mechanism=mechanism,
         random_state=random_state,
         **kwargs,
     )
@@ -152,9 +152,10 @@ DT_PUB = MethodSpec(
     "regression",
     DTRegressor,
     "dt-real",
-    "DT-pub (non-private, public only)",
+    "DT-pub (public data only)",
     fixed={"training": "public"},
     private=False,
+    public_only=True,
 )
 CT_W = MethodSpec(
     "ct-w",
@@ -171,10 +172,11 @@ CT_Q = MethodSpec(
     "classification",
     CTClassifier,
     "ct-real",
-    "CT-Q (non-private, public only)",
+    "CT-Q (public data only)",
     fixed={"training": "public"},
     paper_key="CT-Q",
     private=False,
+    public_only=True,
 )
 BASELINE_METHODS = (PHIST, APHIST, DECONV, DECONV_RAW, DT, DT_PUB, CT_W, CT_Q)
 
@@ -253,7 +255,6 @@ def lpct_tree(
     min_samples_leaf: int = 2,
     min_samples_split: int = 5,
     criterion: str = "gini",
-    mechanism: Any = "paper",
     **kwargs: Any,
 ) -> LPCTClassifier:
     """``LPCTClassifier(rule=...)`` with the (deterministic) partition memoised across a grid:
@@ -274,7 +275,6 @@ def lpct_tree(
         min_samples_split=min_samples_split,
         rule=partitioner,
         criterion=criterion,
-        mechanism=mechanism,
         random_state=random_state,
         **kwargs,
     )

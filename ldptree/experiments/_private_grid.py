@@ -18,7 +18,8 @@ method; rule fixed before any test result was looked at):
    bias-variance balance (:mod:`ldptree.estimators._auto_depth`) for the holders one candidate
    trains on (``n_g``, or all ``n`` when ``k = 1``): ``{s_auto}``, ``{s_auto, s_auto + 1}`` or
    ``{s_auto - 1, s_auto, s_auto + 1}`` (shifted up to keep depths >= 1), read out with the
-   guarded default ``readout="auto"``, ``rho = 0.5``.
+   guarded default ``readout="auto"``, with the papers' mechanism at ``rho = 0.5``
+   (``mechanism="paper"``, fixed by the grid).
 3. A one-point grid needs no validation: every training holder trains the single candidate
    (:class:`._tuning.PrivateTuning` skips the validation release when ``k = 1``).
 
@@ -89,7 +90,11 @@ def lpdt_private_grid(
     s = auto_depth(max(n_group, 1), n_features, _relative_variance(epsilon))
     low = max(1, s - 1) if k == MAX_CANDIDATES else s
     depths = tuple(range(low, low + k))
-    return Grid({"max_depth": depths, "readout": ("auto",)}, name="lpdt-private-auto")
+    return Grid(
+        {"max_depth": depths, "readout": ("auto",)},
+        name="lpdt-private-auto",
+        fixed={"mechanism": "paper"},
+    )
 
 
 def grid_warning(

@@ -1,4 +1,6 @@
-"""A dependency-free progress line on stderr: ``[done/total] label  elapsed, ETA``."""
+"""A dependency-free progress line on stderr: ``[done/total] label  elapsed, ETA``; and the line
+that says, before the first fit, that it compiles the kernels (the first repetition is much
+slower than the others, and the reader should know why)."""
 
 from __future__ import annotations
 
@@ -7,6 +9,20 @@ import time
 from typing import TextIO
 
 import attrs
+
+from ldptree._jax_cache import cache_dir
+
+
+def compile_note() -> str:
+    """The line printed before the first fit of a run: it compiles the kernels, which the
+    persistent compilation cache keeps for later runs (when it is on)."""
+    folder = cache_dir()
+    where = (
+        f"cached in {folder} for later runs"
+        if folder is not None
+        else "the compilation cache is off, so every new process compiles them again"
+    )
+    return f"compiling kernels on the first fit ({where}) ..."
 
 
 @attrs.define

@@ -44,9 +44,10 @@ FIELDS = (
     "fingerprint",
     "cell_rows",
     "privacy",
+    "guards",
 )
-#: the header before the ``privacy`` column existed (still readable)
-_OLD_FIELDS = FIELDS[:-1]
+#: the headers before the ``guards`` and the ``privacy`` columns existed (still readable)
+_OLD_HEADERS = (FIELDS[:-1], FIELDS[:-2])
 
 CellKey = tuple[str, str, float, int, str]
 
@@ -87,6 +88,7 @@ class RunRecord:
     fingerprint: str
     cell_rows: int
     privacy: str = ""  # JSON: the cell's privacy ledger (private tuning), else empty
+    guards: str = ""  # the protective settings the configuration turned off, else empty
 
     @property
     def cell(self) -> CellKey:
@@ -131,6 +133,7 @@ class RunRecord:
             fingerprint=row["fingerprint"],
             cell_rows=int(row["cell_rows"]),
             privacy=row.get("privacy") or "",
+            guards=row.get("guards") or "",
         )
 
 
@@ -144,7 +147,7 @@ def read_records(path: str | os.PathLike[str]) -> list[RunRecord]:
         return []
     with file.open(newline="", encoding="utf-8") as handle:
         reader = csv.DictReader(handle)
-        if tuple(reader.fieldnames or ()) not in (FIELDS, _OLD_FIELDS):
+        if tuple(reader.fieldnames or ()) not in (FIELDS, *_OLD_HEADERS):
             raise ValueError(f"{file} is not an ldptree results file (unexpected header)")
         rows = list(reader)
     records = []
@@ -193,8 +196,8 @@ def load_completed(path: Path, fingerprints: dict[tuple[str, str, str], str]) ->
         by_cell.setdefault(record.cell, []).append(record)
     complete = {cell for cell, rows in by_cell.items() if len(rows) == rows[0].cell_rows}
     cut_short = path.is_file() and not path.read_bytes().endswith(b"\n")
-    # a file from before the privacy column is rewritten with the current header, so appended
-    # rows line up with it
+    # a file from before the privacy or guards column is rewritten with the current header, so
+    # appended rows line up with it
     old_header = bool(records) and not path.read_text(encoding="utf-8").startswith(
         ",".join(FIELDS) + "\n"
     )

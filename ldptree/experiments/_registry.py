@@ -54,7 +54,9 @@ class MethodSpec:
 
     ``paper_key`` names the method's column in the published tables (:mod:`._published`);
     ``private`` is ``False`` for non-private reference methods (they must still accept
-    ``epsilon`` and ignore it).
+    ``epsilon`` and ignore it); ``public_only`` marks a reference that trains on the public
+    sample alone, so that private holders release nothing to it (its rows then record no
+    training spend, not an infinite one).
     """
 
     name: str = attrs.field(validator=_check_name)
@@ -66,6 +68,7 @@ class MethodSpec:
     requires: Callable[[], str | None] | None = None
     paper_key: str | None = None
     private: bool = True
+    public_only: bool = False
 
     def check_available(self) -> None:
         """Raise ``NotImplementedError`` with the reason when the method cannot run yet."""

@@ -29,9 +29,10 @@ from typing import Any
 import attrs
 
 from ldptree._validation import NotApplicableError, check_int, check_positive
+from ldptree._warnings import warn_user
 from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._metrics import METRICS
-from ldptree.experiments._progress import ProgressLine
+from ldptree.experiments._progress import ProgressLine, compile_note
 from ldptree.experiments._records import CellKey, RunRecord, load_completed, write_records
 from ldptree.experiments._registry import MethodRegistry, MethodSpec
 from ldptree.experiments._seeds import derive_rng, derive_seed
@@ -167,6 +168,7 @@ def _run_cell(
             fingerprint=fingerprint,
             cell_rows=len(outcomes),
             privacy=o.privacy,
+            guards=o.guards,
         )
         for o in outcomes
     ]
@@ -208,7 +210,9 @@ def run_experiment(
     """Run every missing cell of ``experiment`` into ``<out>/runs.csv`` and return that path.
 
     ``progress``: ``True`` for a stderr progress line, ``False`` for silence, or a callable that
-    receives one line per finished (source, repetition). ``jobs > 1`` runs (source, repetition)
+    receives one line per finished (source, repetition); unless silent, stderr also gets a line
+    before the first fit (it compiles the kernels) and one note per method whose configuration
+    turns a protective setting off (:mod:`._guards`). ``jobs > 1`` runs (source, repetition)
     groups in that many worker processes; the rows are the same, their order in the file may
     differ. ``executor``: run the groups on this :class:`concurrent.futures.Executor` instead
     (e.g. a Dask cluster's, ``client.get_executor()``; ``jobs`` is then ignored); the rows are
@@ -236,6 +240,27 @@ def run_experiment(
         lock.unlink(missing_ok=True)
 
 
+def _warn_selection(
+    experiment: Experiment, specs: list[MethodSpec], shapes: dict[str, tuple[int, ...]]
+) -> None:
+    """One warning per method whose named grid is too fine for its holders (private tuning:
+    ``selection_warning``), before any fit: the first affected cell's sizes and how many of the
+    method's (source, epsilon) cells share the problem."""
+    check = getattr(experiment.tuning, "selection_warning", None)
+    if check is None:
+        return
+    for spec in specs:
+        found = [
+            message
+            for source in experiment.sources
+            for eps in experiment.epsilons
+            if (message := check(spec, *shapes[source.name], eps)) is not None
+        ]
+        if found:
+            cells = len(experiment.sources) * len(experiment.epsilons)
+            warn_user(f"{spec.name}: {found[0]} ({len(found)} of its {cells} cells are affected)")
+
+
 def _run_locked(
     experiment: Experiment,
     path: Path,
@@ -247,7 +272,8 @@ def _run_locked(
     for spec in specs:
         spec.check_available()
     mode = experiment.tuning.mode
-    n_private = {s.name: _split(experiment, s, 0).X_train.shape[0] for s in experiment.sources}
+    shapes = {s.name: _split(experiment, s, 0).X_train.shape for s in experiment.sources}
+    n_private = {name: shape[0] for name, shape in shapes.items()}
     fingerprints = {
         (spec.name, source.name, mode): experiment.fingerprint(spec, source, n_private[source.name])
         for spec in specs
@@ -269,10 +295,26 @@ def _run_locked(
         if progress is True:
             print(f"nothing to do: every cell is already in {path}", file=sys.stderr)
         return path
+    _warn_selection(experiment, specs, shapes)
     line = ProgressLine(total=len(todo)) if progress is True else None
 
+    def say(text: str) -> None:  # notes go to stderr unless the run is silent
+        if progress is not False:
+            print(text, file=sys.stderr)
+
+    say(compile_note())
+    noted: set[tuple[str, str]] = set()
+
     def finish(job: _Job, results: list[list[RunRecord]]) -> None:
-        write_records(path, [r for cell in results for r in cell], append=True)
+        records = [r for cell in results for r in cell]
+        write_records(path, records, append=True)
+        for method, guards in sorted({(r.method, r.guards) for r in records if r.guards}):
+            if (method, guards) not in noted:  # once per method and setting in a run
+                noted.add((method, guards))
+                say(
+                    f"note: {method} runs with the {guards}; runs.csv marks those rows (column "
+                    "guards) and the results table flags the column"
+                )
         label = f"{experiment.sources[job[0]].name} rep {job[1]} ({len(job[2])} cells, {mode})"
         if line is not None:
             line.step(label)

@@ -27,7 +27,8 @@ EntryKey = tuple[str, float, str, str]  # dataset, epsilon, method, tuning
 
 @attrs.frozen(eq=False)
 class Entry:
-    """The per-repetition scores of one (dataset, epsilon, method, tuning)."""
+    """The per-repetition scores of one (dataset, epsilon, method, tuning); ``guards``: the
+    protective settings the chosen configurations turned off (``"; "``-joined, else empty)."""
 
     dataset: str
     epsilon: float
@@ -38,6 +39,7 @@ class Entry:
     values: FloatArray
     params: str
     private_pipeline: bool
+    guards: str = ""
 
     @property
     def mean(self) -> float:
@@ -90,6 +92,7 @@ def _entry(key: EntryKey, rows: list[RunRecord]) -> Entry:
         values=np.asarray([r.value for r in chosen]),
         params=params,
         private_pipeline=all(r.private_pipeline for r in chosen),
+        guards="; ".join(sorted({r.guards for r in chosen if r.guards})),
     )
 
 

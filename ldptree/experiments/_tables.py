@@ -54,13 +54,26 @@ def _fmt(value: float) -> str:
     return f"{value:.3g}" if 1e-3 <= abs(value) < 1e4 else f"{value:.2e}"
 
 
-def _label(entry: Entry) -> str:
+#: How a column names its tuning mode.
+TUNING_NOTES = {
+    "oracle": "oracle, non-private tuning",
+    "private": "private tuning",
+    "fixed": "fixed parameters",
+}
+
+
+def _label(entries: list[Entry]) -> str:
+    """A column's head: the method's label, the tuning mode and, when any configuration of the
+    column turned a protective setting off, which one (:mod:`._guards`)."""
+    entry = entries[0]
     try:
         name = DEFAULT_METHODS.get(entry.method).label
     except ValueError:
         name = entry.method
-    note = "oracle, non-private tuning" if entry.tuning == "oracle" else entry.tuning
-    return f"{name} ({note})"
+    note = TUNING_NOTES.get(entry.tuning, entry.tuning)
+    guards = sorted({g for e in entries for g in e.guards.split("; ") if g})
+    flag = "".join(f"; {g}" for g in guards)
+    return f"{name} ({note}{flag})"
 
 
 def markdown_table(
@@ -76,7 +89,7 @@ def markdown_table(
     columns = sorted({col for row in rows.values() for col in row})
     methods = sorted({m for m, _ in columns})
     published = [m for m in methods if any(paper(d, m, epsilon) is not None for d in rows)]
-    head = [_label(next(r[c] for r in rows.values() if c in r)) for c in columns]
+    head = [_label([r[c] for r in rows.values() if c in r]) for c in columns]
     for m in published:
         head.append(f"paper {m}")
         head.extend(f"{t} / paper" for mm, t in columns if mm == m)

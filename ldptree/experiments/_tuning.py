@@ -19,8 +19,9 @@
   (a refit would make holders release twice). Without a grid for an LPDT method it uses the
   default private grid of :mod:`._private_grid` (size from ``n`` and ``eps``, depths from the
   LPDT paper's rate) instead of the 132-point oracle grid; a one-point grid needs no
-  validation, so all training holders train it; a grid too fine for its holders raises a
-  ``UserWarning`` naming the sizes.
+  validation, so all training holders train it; for a grid the user named that is too fine for
+  its holders, the runner raises one ``UserWarning`` per method naming the sizes
+  (:meth:`PrivateTuning.selection_warning`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import time
-import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
@@ -39,6 +39,7 @@ from ldptree._validation import NotApplicableError, check_open_unit
 from ldptree.accounting import PrivacyLedger, PrivacySpend
 from ldptree.estimators import fit_many
 from ldptree.experiments._grids import Grid, grid_preset
+from ldptree.experiments._guards import disabled_guards
 from ldptree.experiments._metrics import Metric
 from ldptree.experiments._private_grid import LPDT_ORACLE_GRIDS, grid_warning, lpdt_private_grid
 from ldptree.experiments._private_validation import (
@@ -67,6 +68,7 @@ class Outcome:
     spend: str
     validation_score: float | None = None
     privacy: str = ""  # JSON of the cell's privacy ledger (private tuning), see _charge
+    guards: str = ""  # the protective settings this configuration turns off (._guards)
 
 
 @attrs.frozen(eq=False)
@@ -126,6 +128,11 @@ def _fit_predict(
     return model.predict(X_eval), time.perf_counter() - start
 
 
+def _guards(cell: Cell, params: Mapping[str, Any]) -> str:
+    """The protective settings the estimator of ``params`` runs without (:mod:`._guards`)."""
+    return "; ".join(disabled_guards(cell.spec.build(cell.epsilon, params, 0)))
+
+
 def _fit_grid(cell: Cell, points: list[dict[str, Any]]) -> list[tuple[Any, float]] | None:
     """Every grid point's test predictions and seconds, the fits run together
     (:func:`ldptree.estimators.fit_many`: one routing per distinct partition, one vectorised
@@ -173,8 +180,13 @@ class FixedParams:
                 n_train=s.X_train.shape[0],
                 n_validation=0,
                 holder_epsilon=_holder_epsilon(cell, cell.epsilon),
-                private_pipeline=cell.spec.private,
-                spend=f"one {cell.epsilon:g}-LDP report per training holder",
+                private_pipeline=_private_model(cell),
+                spend=(
+                    PUBLIC_ONLY
+                    if cell.spec.public_only
+                    else f"one {cell.epsilon:g}-LDP report per training holder"
+                ),
+                guards=_guards(cell, self.params),
             )
         ]
 
@@ -195,8 +207,8 @@ class OracleTuning:
         grid = resolve_grid(self.grids, cell.spec, *s.X_train.shape)
         k = grid.size
         out, refused = [], []
-        fitted = _fit_grid(cell, list(grid.points()))
-        for index, params in enumerate(grid.points()):
+        fitted = _fit_grid(cell, list(grid.configurations()))
+        for index, params in enumerate(grid.configurations()):
             try:
                 pred, seconds = (
                     fitted[index]
@@ -220,9 +232,12 @@ class OracleTuning:
                     holder_epsilon=_holder_epsilon(cell, k * cell.epsilon),
                     private_pipeline=False,
                     spend=(
-                        f"NON-PRIVATE oracle: {k} fits of {cell.epsilon:g}-LDP reports on the same "
-                        "holders, grid point chosen by test score"
+                        f"NON-PRIVATE oracle: grid point chosen by test score; {PUBLIC_ONLY}"
+                        if cell.spec.public_only
+                        else f"NON-PRIVATE oracle: {k} fits of {cell.epsilon:g}-LDP reports on "
+                        "the same holders, grid point chosen by test score"
                     ),
+                    guards=_guards(cell, params),
                 )
             )
         if not out:
@@ -260,13 +275,29 @@ class PrivateTuning:
             return lpdt_private_grid(n_private, n_features, epsilon, self.validation_fraction)
         return resolve_grid(self.grids, spec, n_private, n_features)
 
+    def selection_warning(
+        self, spec: MethodSpec, n_private: int, n_features: int, epsilon: float
+    ) -> str | None:
+        """The warning's text when a grid *the user named* for ``spec`` is too fine for
+        ``n_private`` training holders at ``epsilon`` (:func:`._private_grid.grid_warning`),
+        else ``None``. The runner warns once per method before any fit; the library's own
+        default grids are not warned about (the user did not choose them)."""
+        if spec.name not in self.grids:
+            return None
+        grid = self.grid(spec, n_private, n_features, epsilon)
+        k = grid.size
+        n_v = math.floor(self.validation_fraction * n_private)
+        n_rest = n_private - n_v
+        n_group = n_rest // k if self.training == "disjoint" else n_rest
+        return grid_warning(k, n_v, n_group, epsilon, grid.name)
+
     def run(self, cell: Cell) -> list[Outcome]:
         s = cell.split
         n, d = s.X_train.shape
         grid = self.grid(cell.spec, n, d, cell.epsilon)
         k = grid.size
         if k == 1:
-            return [self._single(cell, next(grid.points()))]
+            return [self._single(cell, next(grid.configurations()))]
         n_v = int(np.floor(self.validation_fraction * n))
         holders = np.random.default_rng(cell.seed("holders")).permutation(n)
         validation, rest = holders[:n_v], holders[n_v:]
@@ -276,14 +307,11 @@ class PrivateTuning:
                 f"{n} training holders are too few for validation_fraction="
                 f"{self.validation_fraction} and {k} {self.training} training groups"
             )
-        message = grid_warning(k, n_v, min(g.shape[0] for g in groups), cell.epsilon, grid.name)
-        if message is not None:
-            warnings.warn(message, UserWarning, stacklevel=2)
         X_val = s.X_train[validation]
         start = time.perf_counter()
         losses, test_preds = np.empty((n_v, k)), []
         ledger = _Charges(cell.epsilon, shared=self.training == "shared")
-        for index, (params, group) in enumerate(zip(grid.points(), groups, strict=True)):
+        for index, (params, group) in enumerate(zip(grid.configurations(), groups, strict=True)):
             X_eval = np.concatenate([X_val, s.X_test])
             pred = ledger.fit_predict(
                 cell, params, cell.seed("fit", index), s.X_train[group], s.y_train[group], X_eval
@@ -301,7 +329,7 @@ class PrivateTuning:
         )
         scores = noisy.mean(axis=0)
         best = int(np.argmin(scores))
-        params = next(p for i, p in enumerate(grid.points()) if i == best)
+        params = next(p for i, p in enumerate(grid.configurations()) if i == best)
         disjoint = self.training == "disjoint"
         spend = (
             f"{cell.epsilon:g}-LDP per holder: training groups and validation holders are "
@@ -315,6 +343,11 @@ class PrivateTuning:
                 f"composition); validation holders {cell.epsilon:g}-LDP; discrete Laplace scale "
                 f"{noise_scale(k, bound, cell.epsilon):.4g}"
             )
+        if cell.spec.public_only:
+            spend = (
+                f"{PUBLIC_ONLY}; validation holders {cell.epsilon:g}-LDP, discrete Laplace scale "
+                f"k B / eps = {noise_scale(k, bound, cell.epsilon):.4g}, k = {k}"
+            )
         return [
             Outcome(
                 grid_index=best,
@@ -324,11 +357,12 @@ class PrivateTuning:
                 selected=True,
                 n_train=int(groups[best].shape[0]),
                 n_validation=n_v,
-                holder_epsilon=_holder_epsilon(cell, ledger.ledger.total.epsilon),
-                private_pipeline=disjoint and cell.spec.private,
+                holder_epsilon=_holder_epsilon(cell, 0.0, ledger.ledger.total.epsilon),
+                private_pipeline=disjoint and _private_model(cell),
                 spend=spend,
                 validation_score=float(scores[best]),
                 privacy=ledger.to_json(),
+                guards=_guards(cell, params),
             )
         ]
 
@@ -347,14 +381,17 @@ class PrivateTuning:
             selected=True,
             n_train=s.X_train.shape[0],
             n_validation=0,
-            holder_epsilon=_holder_epsilon(cell, ledger.ledger.total.epsilon),
-            private_pipeline=cell.spec.private,
+            holder_epsilon=_holder_epsilon(cell, 0.0, ledger.ledger.total.epsilon),
+            private_pipeline=_private_model(cell),
             spend=(
-                f"{cell.epsilon:g}-LDP per holder: a one-point grid, so no validation release; "
-                "every training holder reports once to the single model"
+                f"a one-point grid, so no validation release; {PUBLIC_ONLY}"
+                if cell.spec.public_only
+                else f"{cell.epsilon:g}-LDP per holder: a one-point grid, so no validation "
+                "release; every training holder reports once to the single model"
             ),
             validation_score=None,
             privacy=ledger.to_json(),
+            guards=_guards(cell, params),
         )
 
     def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]:
@@ -371,9 +408,25 @@ class PrivateTuning:
         }
 
 
-def _holder_epsilon(cell: Cell, epsilon: float) -> float:
-    """What a training holder spends in ``cell``: ``inf`` for a non-private reference method."""
-    return epsilon if cell.spec.private else math.inf
+#: The ``spend`` text of a method that trains on the public sample alone.
+PUBLIC_ONLY = "public data only: the private holders release nothing to the model"
+
+
+def _holder_epsilon(cell: Cell, fits: float, validation: float = 0.0) -> float:
+    """What a training holder spends in ``cell``: the fits' epsilon plus the validation release
+    (private tuning passes its ledger's total as ``validation``); ``inf`` for a non-private
+    reference that trains on raw private records; only the validation release for a method
+    that trains on public data alone (its fits cost the private holders nothing)."""
+    if cell.spec.public_only:
+        return validation
+    if not cell.spec.private:
+        return math.inf
+    return fits + validation
+
+
+def _private_model(cell: Cell) -> bool:
+    """Whether the method's fits are private: an LDP method, or one that uses no private row."""
+    return cell.spec.private or cell.spec.public_only
 
 
 # --- the privacy ledger of a private-tuning cell ----------------------------------------------

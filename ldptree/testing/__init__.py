@@ -1,7 +1,8 @@
 """Helpers for property tests of mechanisms and estimators, for users' own test suites.
 
 * :func:`assert_ldp` and :func:`assert_unbiased` / :func:`debiased_runs` check a mechanism's
-  privacy and unbiasedness (NumPy and SciPy only);
+  privacy and unbiasedness (NumPy and SciPy only); ``assert_unbiased``'s default design
+  detects a 5 % bias with probability 0.99 and returns an :class:`UnbiasedCheck`;
 * :func:`expected_failed_checks` lists the scikit-learn estimator checks that contradict local
   privacy by design, with the reason;
 * the Hypothesis strategies (:func:`partitions`, :func:`budgets`, :func:`records`, ...) need
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from ldptree.accounting._sampler import check_sampler
 from ldptree.testing._ldp import assert_ldp
 from ldptree.testing._sklearn import expected_failed_checks
-from ldptree.testing._unbiased import assert_unbiased, debiased_runs
+from ldptree.testing._unbiased import UnbiasedCheck, assert_unbiased, debiased_runs
 
 if TYPE_CHECKING:
     from ldptree.testing._strategies import (
@@ -87,6 +88,7 @@ __all__ = [
     "NOT_BUILT_INS",
     "BuiltIn",
     "MechanismCheck",
+    "UnbiasedCheck",
     "assert_ldp",
     "assert_unbiased",
     "budget_splits",

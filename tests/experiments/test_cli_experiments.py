@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,14 @@ import pytest
 
 from ldptree.cli import main
 from ldptree.experiments import read_records
+
+
+def quiet(argv: list[str]) -> int:
+    """``main(argv)`` with warnings as errors (the library's quick runs must not warn)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return main(argv)
+
 
 HEADER = "name,file,task,n,d,target_columns,categorical_feature_columns\n"
 
@@ -45,7 +54,7 @@ def unseen_folder(tmp_path: Path) -> Path:
 def test_reproduce_quick_on_a_folder_never_seen(unseen_folder, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["reproduce", "lpdt-table", "--quick", "--reps", "2", "--data-dir", str(unseen_folder)]
-    assert main([*argv, "--out", str(out)]) == 0
+    assert quiet([*argv, "--out", str(out)]) == 0
     records = read_records(out / "runs.csv")
     # quick: the two smallest datasets, epsilon 2, two grid points (2 repetitions asked), and
     # both LPDT variants (max-edge and CART)
@@ -56,15 +65,15 @@ def test_reproduce_quick_on_a_folder_never_seen(unseen_folder, tmp_path, capsys)
     assert (out / "lpdt-m_max_depth.png").is_file()
     assert main([*argv, "--out", str(out)]) == 0
     assert "nothing to do" in capsys.readouterr().err
-    assert main([*argv, "--out", str(out), "--tuning", "private"]) == 0
+    assert quiet([*argv, "--out", str(out), "--tuning", "private"]) == 0
     report = (out / "results.md").read_text()
-    assert "LPDT-M (oracle, non-private tuning)" in report and "LPDT-M (private)" in report
+    assert "LPDT-M (oracle, non-private tuning)" in report and "LPDT-M (private tuning)" in report
     assert "| alpha |" in report and "| beta |" in report
 
 
 def test_reproduce_quick_on_real_data(data_dir, tmp_path):
     argv = ["reproduce", "lpdt-table", "--quick", "--datasets", "algerian_forest_fires"]
-    assert main([*argv, "--reps", "2", "--data-dir", str(data_dir), "--out", str(tmp_path)]) == 0
+    assert quiet([*argv, "--reps", "2", "--data-dir", str(data_dir), "--out", str(tmp_path)]) == 0
     records = read_records(tmp_path / "runs.csv")
     assert len(records) == 2 * 4 and all(r.n_public == 24 and r.n_test == 48 for r in records)
     assert "paper lpdt-m" in (tmp_path / "results.md").read_text()

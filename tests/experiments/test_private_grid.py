@@ -8,7 +8,15 @@ import warnings
 import pytest
 from exp_helpers import source
 
-from ldptree.experiments import Experiment, Grid, PrivateTuning, read_records, run_experiment
+from ldptree.experiments import (
+    Experiment,
+    Grid,
+    PrivateTuning,
+    grid_preset,
+    read_records,
+    run_experiment,
+)
+from ldptree.experiments._guards import disabled_guards
 from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._private_grid import (
     affordable_candidates,
@@ -70,8 +78,16 @@ def test_grid_warning_names_small_groups_and_is_silent_when_affordable():
     assert grid_warning(1, 10, 10, 1.0, "g") is None
 
 
-def test_paper_rows_keep_the_reference_read_out_and_a_grid_can_override_it():
+def test_methods_start_from_the_defaults_and_paper_presets_name_the_papers_settings():
     for name in ("lpdt-m", "lpdt-v"):
         spec = DEFAULT_METHODS.get(name)
-        assert spec.build(2.0, {}, 0).readout == "ratio"  # published-number reproduction
-        assert spec.build(2.0, {"readout": "auto"}, 0).readout == "auto"
+        # a grid that names only the depth keeps the estimator's guarded defaults
+        model = spec.build(2.0, {"max_depth": 2}, 0)
+        assert (model.readout, model.mechanism, model.budget_split) == ("auto", "auto", "auto")
+        # the presets that reproduce the papers' numbers name the papers' settings
+        for preset in ("lpdt-real", "lpdt-taxi", "lpdt-depth", "lpdt-leaf"):
+            point = next(grid_preset(preset).configurations())
+            model = spec.build(2.0, point, 0)
+            assert (model.readout, model.mechanism) == ("ratio", "paper")
+            assert disabled_guards(model)
+        assert not disabled_guards(spec.build(2.0, {}, 0))
