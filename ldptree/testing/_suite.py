@@ -509,6 +509,30 @@ def _hadamard(epsilon: float) -> Any:
     return HadamardLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
 
 
+def _subset(epsilon: float) -> Any:
+    from ldptree.mechanisms import SubsetLaplaceMechanism
+
+    return SubsetLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _subset_class(epsilon: float) -> Any:
+    from ldptree.mechanisms import SubsetCellClassMechanism
+
+    return SubsetCellClassMechanism(epsilon=epsilon, n_classes=3)
+
+
+def _olh(epsilon: float) -> Any:
+    from ldptree.mechanisms import OLHLaplaceMechanism
+
+    return OLHLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
+
+
+def _olh_class(epsilon: float) -> Any:
+    from ldptree.mechanisms import OLHCellClassMechanism
+
+    return OLHCellClassMechanism(epsilon=epsilon, n_classes=3)
+
+
 #: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it; a
 #: new built-in needs an entry here (the repo's suite fails until it has one).
 BUILT_INS: dict[str, BuiltIn] = {
@@ -524,6 +548,10 @@ BUILT_INS: dict[str, BuiltIn] = {
     "KRRJointMechanism": BuiltIn(_krr_joint, "regression"),
     "KRRCellClassMechanism": BuiltIn(_krr_class, "classification", {"n_classes": 3}),
     "HadamardLaplaceMechanism": BuiltIn(_hadamard, "regression"),
+    "SubsetLaplaceMechanism": BuiltIn(_subset, "regression"),
+    "SubsetCellClassMechanism": BuiltIn(_subset_class, "classification", {"n_classes": 3}),
+    "OLHLaplaceMechanism": BuiltIn(_olh, "regression"),
+    "OLHCellClassMechanism": BuiltIn(_olh_class, "classification", {"n_classes": 3}),
 }
 
 
