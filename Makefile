@@ -5,14 +5,14 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 DOCS_STAMP := $(VENV)/.docs-installed
 
-.PHONY: all venv test lint typecheck unit demo docs bench bench-reference clean
+.PHONY: all venv test test-slow test-all lint typecheck unit demo docs bench bench-reference clean
 
 all: test
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e ".[dev]" --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -24,17 +24,29 @@ lint: $(STAMP)
 typecheck: $(STAMP)
 	$(BIN)/mypy --strict ldptree
 
+# The suite runs on every core (pytest-xdist; PYTEST_WORKERS=0: in this process). `make test` skips
+# the tests marked slow (long statistical and end-to-end checks, the benchmark smoke runs);
+# `make test-slow` runs only those, `make test-all` everything; CI runs test and test-slow.
+PYTEST_WORKERS ?= auto
+PYTEST := $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
+
 unit: $(STAMP)
-	$(BIN)/python -m pytest -q
+	$(PYTEST) -m "not slow"
 
 test: lint typecheck unit
+
+test-slow: $(STAMP)
+	$(PYTEST) -m slow
+
+test-all: lint typecheck
+	$(PYTEST)
 
 demo: $(STAMP)
 	$(BIN)/ldptree demo --out demo-output
 
 # The documentation site, built in strict mode (a warning fails); installs the docs extra first.
 $(DOCS_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet -e ".[dev,docs]" --config-settings editable_mode=compat
+	$(BIN)/python -m pip install --quiet -e ".[dev,docs]"
 	touch $(DOCS_STAMP)
 
 docs: $(DOCS_STAMP)

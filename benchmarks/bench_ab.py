@@ -13,6 +13,9 @@ after. Data: ``X`` uniform on ``[0, 1]^10``, ``y = sin(16 x_1) + N(0, 1)``, 2,00
 epsilon 4, rho 1/2, max-edge depth 8 (256 cells).
 
     .venv/bin/python benchmarks/bench_ab.py --baseline e9675eb --n 1000000 --repeats 5
+
+``--smoke`` (toy sizes, one repeat, baseline ``HEAD`` unless given) runs in seconds; the test
+suite runs it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -60,12 +63,20 @@ def run(tree: Path, n: int, depth: int, warm: int) -> dict[str, float]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--baseline", required=True, help="git revision to compare against")
+    parser.add_argument("--baseline", help="git revision to compare against (required)")
     parser.add_argument("--n", type=int, default=1_000_000)
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--warm", type=int, default=3)
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.baseline = args.baseline or "HEAD"
+        args.n, args.depth, args.repeats, args.warm = 2_000, 3, 1, 1
+    if not args.baseline:
+        parser.error("--baseline is required")
     with tempfile.TemporaryDirectory() as tmp:
         base = export(args.baseline, Path(tmp))
         load_before = os.getloadavg()[0]

@@ -14,6 +14,9 @@ The reference package is optional and never a dependency of ldptree. Opt in with
 ``.venv/bin/pip install lpdt==0.0.2`` (or ``make bench-reference``); when ``import LPDT`` works in
 the running interpreter it is timed on the same data in the same run. Settings are matched as
 closely as the two APIs allow (see ``REFERENCE_NOTES`` and ``benchmarks/README.md``).
+
+``--smoke`` (2,000 rows, depth 3, one repeat, 1,000 test rows, ldptree only, no results files)
+runs in seconds; the test suite runs it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -86,10 +89,10 @@ class Dataset:
     y_test: FloatArray
 
 
-def make_dataset(seed: int, n_max: int) -> Dataset:
+def make_dataset(seed: int, n_max: int, n_test: int = N_TEST) -> Dataset:
     rng = np.random.default_rng(seed)
     X_public, y_public = make_data(rng, N_PUBLIC, N_FEATURES)
-    X_test, y_test = make_data(rng, N_TEST, N_FEATURES)
+    X_test, y_test = make_data(rng, n_test, N_FEATURES)
     X, y = make_data(rng, n_max, N_FEATURES)
     return Dataset(X, y, X_public, y_public, X_test, y_test)
 
@@ -378,7 +381,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--quick", action="store_true", help="only n = 1e4 and 1e5")
     parser.add_argument("--no-reference", action="store_true", help="skip the reference package")
     parser.add_argument("--seed", type=int, default=0, help="data and noise seed")
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.sizes, args.depths, args.repeats, args.no_reference = [2_000], [3], 1, True
     if args.quick:
         args.sizes = list(QUICK_SIZES)
     if args.repeats < 1 or (args.ref_repeats is not None and args.ref_repeats < 1):
@@ -397,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("reference package `lpdt` not importable: timing ldptree only", file=sys.stderr)
         print("  opt in with `.venv/bin/pip install lpdt==0.0.2`", file=sys.stderr)
 
-    data = make_dataset(args.seed, max(sizes))
+    data = make_dataset(args.seed, max(sizes), 1_000 if args.smoke else N_TEST)
     header = environment_lines(lpdt, args.repeats, args.ref_repeats)
     if lpdt is not None:
         header.append(
@@ -420,7 +428,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     table = table_lines(rows, lpdt is not None)
     print()
     print("\n".join(table))
-    print(f"\nwritten: {write_results(rows, header, table)} (+ .csv)")
+    if not args.smoke:
+        print(f"\nwritten: {write_results(rows, header, table)} (+ .csv)")
     return 0
 
 

@@ -36,7 +36,8 @@ and deleted at the end. Prints a markdown table and writes it (and a CSV) to
 ``benchmarks/results/bench_scale.{md,csv}`` (git-ignored).
 
     .venv/bin/python benchmarks/bench_scale.py                       # the full table
-    .venv/bin/python benchmarks/bench_scale.py --sizes 1e4,1e5 --repeats 1 --warm 1   # a smoke run
+    .venv/bin/python benchmarks/bench_scale.py --sizes 1e4,1e5 --repeats 1 --warm 1   # a short run
+    .venv/bin/python benchmarks/bench_scale.py --smoke     # seconds, writes no files (tested)
 """
 
 from __future__ import annotations
@@ -249,7 +250,13 @@ def main() -> None:
     parser.add_argument("--lpct-max-n", type=_size, default=10**6)
     parser.add_argument("--ref-max-n", type=_size, default=10**6)
     parser.add_argument("--tmp", default=None, help="folder for the data files")
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:  # every kind of run once (cold, cached, warm) at toy sizes, no reference
+        args.sizes, args.only, args.depth, args.agg_depth = [2_000], ["lpdt", "lpct-agg"], 3, 4
+        args.public, args.repeats, args.warm = 200, 1, 1
     unknown = set(args.only) - set(CONFIGS)
     if unknown:
         parser.error(f"unknown configurations {sorted(unknown)}; choose from {CONFIGS}")
@@ -287,6 +294,8 @@ def main() -> None:
         *table(results),
     ]
     print("\n".join(lines))
+    if args.smoke:
+        return
     RESULTS_DIR.mkdir(exist_ok=True)
     (RESULTS_DIR / "bench_scale.md").write_text("\n".join(lines) + "\n")
     with (RESULTS_DIR / "bench_scale.csv").open("w", newline="") as fh:

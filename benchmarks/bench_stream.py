@@ -12,6 +12,9 @@ exec) and a digest of the estimates, so the table shows that both revisions comp
 fit. The files are deleted at the end (Linux only).
 
     .venv/bin/python benchmarks/bench_stream.py --baseline cab1e00 --n 10000000 --depth 6
+
+``--smoke`` (5,000 rows, depth 3, baseline ``HEAD`` unless given) runs in seconds; the test suite
+runs it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -81,7 +84,13 @@ def main() -> None:
     parser.add_argument(
         "--cores", action="store_true", help="call ldptree.use_host_cores() first (where it exists)"
     )
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.baseline = args.baseline or "HEAD"
+        args.n, args.depth = 5_000, 3
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         folder = Path(tmp)
         write_data(folder, args.n, args.d)

@@ -21,6 +21,10 @@ Usage::
     LDPTREE_DATA=/path/to/data .venv/bin/python benchmarks/bench_table.py \\
         [--datasets abalone ccpp_power_plant cpusmall concrete] [--epsilons 2 6] [--reps 2] \\
         [--rounds 1] [--baseline REV] [--warm] [--jobs 1]
+
+``--smoke`` (one small dataset, one epsilon, the CLI's ``--quick`` grids, baseline ``HEAD``
+unless given, nothing written under ``benchmarks/results``) runs in seconds; the test suite runs
+it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -96,10 +100,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--epsilons", nargs="+", default=["2", "6"])
     parser.add_argument("--reps", type=int, default=2)
     parser.add_argument("--rounds", type=int, default=1, help="interleaved before/after pairs")
-    parser.add_argument("--baseline", default=DEFAULT_BASELINE, help="git revision to compare")
+    parser.add_argument(
+        "--baseline", default=None, help=f"git revision (default {DEFAULT_BASELINE})"
+    )
     parser.add_argument("--warm", action="store_true", help="also time a warm-cache run")
     parser.add_argument("--jobs", type=int, default=1)
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args(argv)
+    if args.smoke:
+        args.baseline = args.baseline or "HEAD"
+        args.datasets, args.epsilons, args.reps, args.rounds = ["concrete"], ["2"], 2, 1
+    args.baseline = args.baseline or DEFAULT_BASELINE
     cli = [
         "reproduce",
         "lpdt-table",
@@ -113,6 +126,7 @@ def main(argv: list[str] | None = None) -> int:
         str(args.reps),
         "--jobs",
         str(args.jobs),
+        *(["--quick"] if args.smoke else []),
     ]
     rows: list[tuple[str, int, float, float, float, float]] = []
     with tempfile.TemporaryDirectory(prefix="ldptree-bench-table-") as tmp:
@@ -171,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     ]
     text = "\n".join(lines) + "\n"
     print(text)
+    if args.smoke:
+        return 0
     results = ROOT / "benchmarks" / "results"
     results.mkdir(parents=True, exist_ok=True)
     (results / "bench_table.md").write_text(text)

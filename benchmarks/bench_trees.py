@@ -13,6 +13,9 @@ Usage::
 
     .venv/bin/python benchmarks/bench_trees.py [--baseline REV] [--sizes 2000 20000 200000]
         [--depth 8] [--features 10] [--repeats 5]
+
+``--smoke`` (200 rows, depth 3, one repeat, baseline ``HEAD`` unless given) runs in seconds; the
+test suite runs it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -88,12 +91,19 @@ def _uptime() -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--baseline", default=DEFAULT_BASELINE)
+    parser.add_argument("--baseline", default=None, help=f"default {DEFAULT_BASELINE}")
     parser.add_argument("--sizes", type=int, nargs="+", default=[2000, 20000, 200000])
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--features", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.baseline = args.baseline or "HEAD"
+        args.sizes, args.depth, args.features, args.repeats = [200], 3, 4, 1
+    args.baseline = args.baseline or DEFAULT_BASELINE
 
     with tempfile.TemporaryDirectory() as tmp:
         sides = {"before": _Worker(export(args.baseline, Path(tmp))), "after": _Worker(ROOT)}

@@ -8,6 +8,8 @@ table. ``n_cells`` is 256 (1 for the feature release, which has no cells); real 
 certified on ``[-2, 2]``, beyond the declared bound, since the mechanism must clip.
 
     .venv/bin/python benchmarks/certificates.py --epsilons 0.1 1 8
+
+``--smoke`` (epsilon 1, 8 cells) runs in seconds; the test suite runs it.
 """
 
 from __future__ import annotations
@@ -23,7 +25,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--epsilons", nargs="*", type=float, default=[0.1, 1.0, 8.0])
     parser.add_argument("--n-cells", type=int, default=256)
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.epsilons, args.n_cells = [1.0], 8
     columns = ["mechanism", "epsilon", "certified bound", "bound / claim", "delta as sampled"]
     print("| " + " | ".join([*columns, "pure", "time (s)"]) + " |")
     print("|---|---|---|---|---|---|---|")

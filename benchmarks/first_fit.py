@@ -10,6 +10,7 @@ prints every program a fit compiles (JAX's ``jax_log_compiles``, with millisecon
 the thread).
 
 Usage: ``.venv/bin/python benchmarks/first_fit.py [--n 1000000] [--fits 3] [--log-compiles]``
+(``--smoke``: 2,000 rows, depth 3, two fits, in seconds; the test suite runs it).
 """
 
 from __future__ import annotations
@@ -27,7 +28,12 @@ def main() -> None:
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--fits", type=int, default=3)
     parser.add_argument("--log-compiles", action="store_true")
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.depth, args.fits = 2_000, 3, 2
     rng = np.random.default_rng(0)
     n = int(args.n)
     X = rng.uniform(size=(n, 4)).astype(np.float32)

@@ -10,6 +10,9 @@ and ``readout="shrink"`` (the default), and the oracle grid point's mean (best m
 repetitions, chosen separately per read-out). One process, no parallelism.
 
     LDPTREE_DATA=/path/to/data python benchmarks/guarded_readout.py --epsilons 1 2 4 --reps 10
+
+``--smoke`` (one small dataset, epsilon 2, two repetitions) runs in seconds; the test suite runs
+it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -97,7 +100,12 @@ def main() -> None:
     parser.add_argument("--epsilons", nargs="*", type=float, default=[1.0, 2.0, 4.0])
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.datasets, args.epsilons, args.reps = ["concrete"], [2.0], 2
     names = args.datasets or regression_datasets(None, quick=False)
     start = time.perf_counter()
     rows = run(names, args.epsilons, args.reps, args.seed)

@@ -6,10 +6,14 @@ repetitions: mean and 0.1 quantile of test accuracy for both fallbacks, and the 
 whose denominator ``U^ + lambda U^Q`` is ``<= 0``. One process.
 
     LDPTREE_DATA=/path/to/data python benchmarks/lpct_denominators.py
+
+``--smoke`` (rice only, epsilon 2, depth 2, lambda in {0, 1}, two repetitions) runs in seconds;
+the test suite runs it so that the script keeps working.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 
 import numpy as np
@@ -21,17 +25,28 @@ from ldptree.experiments._splits import RandomSplit, impute_from_public
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
+    args = parser.parse_args()
+    names = ("rice_cammeo_osmancik",) if args.smoke else ("rice_cammeo_osmancik", "spambase")
+    reps = 2 if args.smoke else 10
+    grid = (
+        ((2.0,), (2,), (0.0, 1.0)) if args.smoke else ((2.0, 8.0), (2, 4, 6, 8), (0.0, 1.0, 100.0))
+    )
     print(
         "| dataset | eps | depth | lambda | acc none | acc prior | q0.1 none | q0.1 prior "
         "| share <= 0 |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
-    for name in ("rice_cammeo_osmancik", "spambase"):
+    for name in names:
         source = RandomSplit(load_dataset(name))
         splits = [
-            impute_from_public(source.draw(derive_rng(0, "split", name, rep))) for rep in range(10)
+            impute_from_public(source.draw(derive_rng(0, "split", name, rep)))
+            for rep in range(reps)
         ]
-        for eps, depth, lam in itertools.product((2.0, 8.0), (2, 4, 6, 8), (0.0, 1.0, 100.0)):
+        for eps, depth, lam in itertools.product(*grid):
             acc: dict[str, list[float]] = {"none": [], "prior": []}
             share = []
             for rep, s in enumerate(splits):

@@ -5,7 +5,9 @@ held-out re-run are documented there; ``ldptree reproduce lpct-figure4`` runs th
 also writes the n_Q curve and a figure).
 
 Run: ``python benchmarks/lpct_figure4.py --reps 20`` (writes the tables to stdout and the raw
-accuracies to ``benchmarks/results/lpct_figure4.json``).
+accuracies to ``benchmarks/results/lpct_figure4.json``). ``--smoke`` (500 private rows, epsilon
+2, two repetitions, aggregate simulation, nothing written unless ``--out`` is given) runs in
+seconds; the test suite runs it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from ldptree.experiments._lpct_figure4 import (
     to_json,
 )
 
+OUT = Path("benchmarks/results/lpct_figure4.json")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -33,8 +37,16 @@ def main() -> None:
     parser.add_argument("--gamma", type=float, default=0.5)
     parser.add_argument("--holdout-reps", type=int, default=60)
     parser.add_argument("--simulation", choices=("per_holder", "aggregate"), default="per_holder")
-    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/lpct_figure4.json"))
+    parser.add_argument("--out", type=Path, default=None, help=f"default {OUT}")
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.reps, args.eps, args.n_private, args.holdout_reps = 2, [2.0], 500, 2
+        args.simulation = "aggregate"
+    elif args.out is None:
+        args.out = OUT
     config = Figure4Config(
         reps=args.reps,
         epsilons=args.eps,
@@ -51,8 +63,9 @@ def main() -> None:
     print(holdout_table(result))
     elapsed = time.perf_counter() - start
     print(f"\n{args.reps} + {args.holdout_reps} repetitions, {elapsed:.0f} s")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps({**to_json(result), "seconds": elapsed}))
+    if args.out is not None:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({**to_json(result), "seconds": elapsed}))
 
 
 if __name__ == "__main__":

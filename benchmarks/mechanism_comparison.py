@@ -18,6 +18,9 @@ signed-rank p-value over repetitions (``scipy.stats.wilcoxon``; with 10 repetiti
 possible p-value is 0.002) and the verdict at 0.05. One process, no parallelism.
 
     LDPTREE_DATA=/path/to/data python benchmarks/mechanism_comparison.py --task regression
+
+``--smoke`` (one small dataset per task, epsilon 2, three repetitions, depth 2) runs in seconds;
+the test suite runs it so that the script keeps working.
 """
 
 from __future__ import annotations
@@ -147,7 +150,14 @@ def main() -> None:
     parser.add_argument("--epsilons", nargs="*", type=float, default=[0.5, 1.0, 2.0, 4.0, 8.0])
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--depths", nargs="*", type=int, default=[2, 4, 6])
+    parser.add_argument(
+        "--smoke", action="store_true", help="toy sizes, seconds (the test suite runs it)"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        small = {"regression": "concrete", "classification": "diabetes_pub"}
+        args.datasets, args.epsilons = [small[args.task]], [2.0]
+        args.reps, args.depths = 3, [2]
     if args.plot:
         plot(args.plot, args.out)
         return

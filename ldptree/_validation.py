@@ -17,6 +17,7 @@ import jax
 import numpy as np
 from sklearn.exceptions import NotFittedError as _SklearnNotFittedError
 
+from ldptree._fork import check_not_forked
 from ldptree._typing import FloatArray, PRNGKey
 
 
@@ -33,16 +34,30 @@ def check_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     return value
 
 
+def check_not_masked(value: Any, name: str) -> None:
+    """Refuse a masked array with masked entries (``ValueError`` naming ``name``):
+    ``np.asarray`` drops the mask and would use the hidden values as data."""
+    if isinstance(value, np.ma.MaskedArray) and np.ma.getmaskarray(value).any():
+        raise ValueError(
+            f"{name} is a masked array with masked entries, whose hidden values would be used "
+            f"as data; fill them ({name}.filled(value)) or drop their rows first"
+        )
+
+
 def check_real_dtype(X: Any, name: str) -> None:
     """Refuse array-likes whose values are not real numbers, before any conversion.
 
     ``np.asarray(X, dtype=float)`` would quietly drop the imaginary part of complex values and
     parse strings such as ``"1.5"``; complex values raise a ``ValueError`` (scikit-learn's
-    "Complex data not supported") and strings a ``TypeError``, both naming ``name``. An object
-    array is scanned for strings and complex numbers; other entries are left to the conversion,
-    which names what it cannot convert."""
+    "Complex data not supported") and strings a ``TypeError``, both naming ``name``. So do
+    ``datetime64``/``timedelta64`` arrays (``TypeError``: their float value is a count of time
+    units, not a feature), and a masked array with masked entries (``ValueError``: the
+    conversion would drop the mask and use the hidden values). An object array is scanned for
+    strings and complex numbers; other entries are left to the conversion, which names what it
+    cannot convert."""
     if isinstance(X, str | bytes):
         raise TypeError(f"{name} must be a numeric array, got a {type(X).__name__}")
+    check_not_masked(X, name)
     dtype = getattr(X, "dtype", None)
     if dtype is None or getattr(dtype, "kind", None) is None:
         # lists, pandas frames with mixed columns, ...: look at what NumPy makes of them
@@ -61,6 +76,11 @@ def check_real_dtype(X: Any, name: str) -> None:
         raise ValueError(
             f"{name} must hold real numbers (bool, int or float): Complex data not supported "
             "(the imaginary part would be lost)"
+        )
+    if kind in "mM":  # datetime64 / timedelta64: their float value is a count of time units
+        raise TypeError(
+            f"{name} must hold real numbers (bool, int or float), got dates or durations "
+            f"(dtype {np.dtype(dtype)}); convert them to numbers explicitly"
         )
     if kind in "USV":
         raise TypeError(
@@ -280,8 +300,10 @@ def as_key(random_state: Any, name: str = "random_state") -> PRNGKey:
     32-bit words, so the key is uniform over ``2^64`` values (the 256 bits make it uniform and
     unpredictable; they cannot make the key space larger than 64 bits). Simulation keys are for
     research; a deployment draws each holder's randomness from the OS directly
-    (:func:`ldptree.protocol.holder_report`).
+    (:func:`ldptree.protocol.holder_report`). In a process forked after JAX started it raises
+    ``RuntimeError`` (:mod:`ldptree._fork`): JAX would deadlock there.
     """
+    check_not_forked()
     if random_state is None:
         return key_from_entropy(secrets.token_bytes(32))
     if isinstance(random_state, jax.Array):

@@ -346,9 +346,6 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--epsilons must be > 0")
     if getattr(args, "jobs", 1) < 1:
         parser.error("--jobs must be >= 1")
-    from ldptree._jax_cache import enable_compilation_cache
-
-    enable_compilation_cache()  # compiled kernels persist across runs and --jobs workers
     try:
         status: int = args.func(args)
     except (ValueError, TypeError, NotImplementedError, OSError) as err:

@@ -20,10 +20,17 @@ settings.register_profile(
 )
 settings.load_profile("ldptree")
 
-# The CLI turns on JAX's persistent compilation cache under the user's cache folder; tests that
-# call it must not write there (nor into the repository). tests/test_jax_cache.py enables it in
-# subprocesses with temporary folders.
-os.environ.setdefault("LDPTREE_JAX_CACHE", "off")
+
+def pytest_configure(config: pytest.Config) -> None:
+    """ldptree's kernel cache goes to pytest's cache folder (``.pytest_cache``, git-ignored), never
+    to the user's ``~/.cache``: the suite runs the cached path users get, its parallel workers and
+    the CLI's subprocesses share compiled kernels, and a fresh clone starts empty. An
+    ``LDPTREE_JAX_CACHE`` already set (``off``, or a folder) is kept."""
+    if "LDPTREE_JAX_CACHE" not in os.environ:
+        if config.cache is None:  # the cache plugin turned off (-p no:cacheprovider)
+            os.environ["LDPTREE_JAX_CACHE"] = "off"
+        else:
+            os.environ["LDPTREE_JAX_CACHE"] = str(config.cache.mkdir("ldptree-kernels"))
 
 
 @pytest.fixture(scope="session")

@@ -9,15 +9,15 @@ entry point. Cases per entry point (kept in step by
 =============  =====  ====================================================================
 entry point    cases  what
 =============  =====  ====================================================================
-lpdt           19     ``LPDTRegressor.fit`` (features, labels, public data, hyper-params)
-lpct           7      ``LPCTClassifier.fit`` (class labels and the class policy)
+lpdt           24     ``LPDTRegressor.fit`` (features, labels, public data, hyper-params)
+lpct           8      ``LPCTClassifier.fit`` (class labels and the class policy)
 baselines      7      ``DECONVRegressor``, ``PSGDClassifier``, ``PGLMClassifier``
 partitioner    5      ``MaxEdgePartitioner``, ``RangeScaler.fit``
 partition      10     ``Partition.from_json`` (malformed JSON and fields)
 mechanism      13     RR-Laplace, cell-class, Duchi, piecewise mechanisms and ``privatize``
 accountant     8      ``verify_ldp``, ``audit_ldp``
-datasets       11     ``read_manifest``, ``load_dataset`` (manifest, CHECKSUMS, CSV, links)
-config         8      ``load_config`` (TOML)
+datasets       12     ``read_manifest``, ``load_dataset`` (manifest, CHECKSUMS, CSV, links)
+config         11     ``load_config`` (TOML)
 cli            4      ``ldptree`` command line (exit status 2 and a message naming the option)
 protocol       5      ``holder_report``, ``load_published``
 collector      7      ``Collector.submit``: rejected *and counted* under a reason, no raise
@@ -33,8 +33,10 @@ and returns the reason, which the test matches. No case is statistical.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import io
 import json
+import multiprocessing
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -44,9 +46,18 @@ import jax
 import numpy as np
 import pytest
 
-from ldptree import LPCTClassifier, LPDTRegressor, Partition
+from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor, Partition
 from ldptree.accounting import audit_ldp, verify_ldp
-from ldptree.baselines import DECONVRegressor, PGLMClassifier, PSGDClassifier
+from ldptree.baselines import (
+    APHISTRegressor,
+    CTClassifier,
+    DECONVRegressor,
+    DTRegressor,
+    PGLMClassifier,
+    PHISTClassifier,
+    PHISTRegressor,
+    PSGDClassifier,
+)
 from ldptree.cli import main as cli_main
 from ldptree.datasets import load_dataset, read_manifest
 from ldptree.estimators import UnknownClassWarning
@@ -58,7 +69,14 @@ from ldptree.mechanisms import (
     RRLaplaceMechanism,
 )
 from ldptree.partitions import MaxEdgePartitioner, RangeScaler
-from ldptree.protocol import Collector, holder_report, load_published, publish
+from ldptree.protocol import (
+    Collector,
+    HolderLedger,
+    PrivacyPolicy,
+    holder_report,
+    load_published,
+    publish,
+)
 
 RNG = np.random.default_rng(0)
 X = RNG.random((30, 2))
@@ -150,8 +168,17 @@ def _published() -> dict[str, Any]:
     return _ROUND
 
 
+def _holder_report(record_x: Any, label: Any) -> dict[str, Any]:
+    """One simulated holder's report (its own ledger, a policy that accepts the round)."""
+    policy = PrivacyPolicy(max_epsilon_per_round=1.0, max_epsilon_total=1.0)
+    answer = holder_report(
+        record_x, label, _published(), policy=policy, ledger=HolderLedger.in_memory()
+    )
+    return answer.report
+
+
 def _report(**field_changes: Any) -> dict[str, Any]:
-    report = holder_report([0.2, 0.7], 0.5, _published())
+    report = _holder_report([0.2, 0.7], 0.5)
     report["fields"].update(field_changes)
     return report
 
@@ -221,7 +248,37 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         ValueError,
         "max_depth must be <= 20 without public data",
     ),
+    (
+        "lpdt-max_depth-data-free-too-many-cells",
+        lambda t: lpdt(max_depth=20).fit(X, Y),
+        ValueError,
+        r"max_depth=20 without public data makes a partition of 2\*\*20",
+    ),
     ("lpdt-random_state", lambda t: lpdt(random_state=-1).fit(X, Y), ValueError, "random_state"),
+    (
+        "lpdt-X-datetime",
+        lambda t: lpdt().fit(np.datetime64("2020-01-01") + np.arange(60).reshape(30, 2), Y),
+        TypeError,
+        "X must hold real numbers .* got dates or durations",
+    ),
+    (
+        "lpdt-X-timedelta",
+        lambda t: lpdt().fit(np.arange(60).reshape(30, 2).astype("timedelta64[s]"), Y),
+        TypeError,
+        "X must hold real numbers .* got dates or durations",
+    ),
+    (
+        "lpdt-X-masked",
+        lambda t: lpdt().fit(np.ma.masked_greater(np.where(X > 0.9, 1e6, X), 1.0), Y),
+        ValueError,
+        "X is a masked array with masked entries",
+    ),
+    (
+        "lpdt-y-masked",
+        lambda t: lpdt().fit(X, np.ma.masked_less(Y, 0.1)),
+        ValueError,
+        "y is a masked array with masked entries",
+    ),
     # -- LPCTClassifier.fit ------------------------------------------------------------------
     (
         "lpct-epsilon-huge",
@@ -260,6 +317,12 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         "y has <U",
     ),
     ("lpct-no-classes", lambda t: lpct().fit(X, CLASSES), ValueError, "classes is required"),
+    (
+        "lpct-max_depth-data-free-too-many-cells",
+        lambda t: lpct(max_depth=20, classes=[0, 1]).fit(X, CLASSES),
+        ValueError,
+        r"max_depth=20 without public data makes a partition of 2\*\*20",
+    ),
     # -- baselines ---------------------------------------------------------------------------
     (
         "baselines-deconv-bandwidth",
@@ -592,6 +655,12 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         "name must be a dataset name",
     ),
     ("datasets-data_dir-int", lambda t: load_dataset("toy", 5), TypeError, "data_dir must be"),
+    (
+        "datasets-csv-number-with-underscore",
+        lambda t: load_dataset("toy", _one_dataset(t, "x,y\n1_000,2\n3,4\n")),
+        ValueError,
+        "column 'x', data row 1 holds the non-numeric value '1_000'",
+    ),
     # -- load_config (TOML) ------------------------------------------------------------------
     (
         "config-not-toml",
@@ -645,6 +714,30 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         ValueError,
         "unknown key",
     ),
+    (
+        "config-params-in-oracle-mode",
+        lambda t: load_config(
+            _toml(t, 'methods = ["lpdt-m"]\n[tuning]\nmode = "oracle"\nparams = {max_depth = 2}')
+        ),
+        ValueError,
+        r"key\(s\) \['params'\] do not apply",
+    ),
+    (
+        "config-validation_fraction-in-fixed-mode",
+        lambda t: load_config(
+            _toml(t, 'methods = ["lpdt-m"]\n[tuning]\nmode = "fixed"\nvalidation_fraction = 0.3')
+        ),
+        ValueError,
+        r"key\(s\) \['validation_fraction'\] do not apply",
+    ),
+    (
+        "config-d-for-figure1",
+        lambda t: load_config(
+            _toml(t, 'methods = ["lpdt-m"]', '[[sources]]\nsynthetic = "lpdt-figure1"\nd = 3')
+        ),
+        ValueError,
+        r"sources\[0\] \(synthetic = 'lpdt-figure1'\): key\(s\) \['d'\] do not apply",
+    ),
     # -- command line ------------------------------------------------------------------------
     ("cli-epsilon-nan", lambda t: _cli(["demo", "--epsilon", "nan"]), ValueError, "--epsilon"),
     ("cli-seed-negative", lambda t: _cli(["demo", "--seed", "-1"]), ValueError, "--seed"),
@@ -663,19 +756,19 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
     # -- protocol (holder side) --------------------------------------------------------------
     (
         "protocol-record_x-complex",
-        lambda t: holder_report([0.2 + 1j, 0.5], 0.5, _published()),
+        lambda t: _holder_report([0.2 + 1j, 0.5], 0.5),
         ValueError,
         "record_x must hold real",
     ),
     (
         "protocol-record_x-length",
-        lambda t: holder_report([0.2, 0.5, 0.1], 0.5, _published()),
+        lambda t: _holder_report([0.2, 0.5, 0.1], 0.5),
         ValueError,
         "record_x must be 2 finite numbers",
     ),
     (
         "protocol-label-nan",
-        lambda t: holder_report([0.2, 0.5], float("nan"), _published()),
+        lambda t: _holder_report([0.2, 0.5], float("nan")),
         ValueError,
         "label must be a finite real number",
     ),
@@ -745,3 +838,89 @@ def test_target_cells_spelled_nan_in_any_case_are_missing(tmp_path: Path) -> Non
     data = load_dataset("toy", _one_dataset(tmp_path, "x,y\n1,nAn\n2,3\n"))
     assert data.n_dropped == 1
     np.testing.assert_array_equal(data.y, [3.0])
+
+
+REFIT_CASES: list[tuple[str, Callable[[], Any], bool]] = [  # (name, estimator, classifier)
+    ("lpdt", lambda: lpdt(max_depth=2), False),
+    ("lpct", lambda: lpct(max_depth=2), True),
+    ("lpct-prune", lambda: LPCTPrunedClassifier(max_depth=3, random_state=0), True),
+    ("deconv", lambda: DECONVRegressor(label_bound=1.0, random_state=0), False),
+    ("phist", lambda: PHISTRegressor(label_bound=1.0, random_state=0), False),
+    ("aphist", lambda: APHISTRegressor(label_bound=1.0, random_state=0), False),
+    ("phist-c", lambda: PHISTClassifier(random_state=0), True),
+    ("pglm", lambda: PGLMClassifier(random_state=0), True),
+    ("psgd", lambda: PSGDClassifier(random_state=0), True),
+    ("dt", lambda: DTRegressor(max_depth=2), False),
+    ("ct", lambda: CTClassifier(max_depth=2), True),
+]
+
+
+@pytest.mark.parametrize(
+    ("make", "classifier"), [pytest.param(m, c, id=n) for n, m, c in REFIT_CASES]
+)
+def test_a_refused_refit_leaves_the_fitted_estimator_untouched(
+    make: Callable[[], Any], classifier: bool
+) -> None:
+    """Fitted on 2 features, then refit on 1 feature with public data of 3 features (refused):
+    every attribute is the object it was, and the model predicts 2-feature input as before."""
+    labels = CLASSES if classifier else Y
+    model = make().fit(X, labels, X_public=X[:10], y_public=labels[:10])
+    before = dict(model.__dict__)
+    predicted = model.predict(X)
+    with pytest.raises(ValueError, match="X_public has 3 features"):
+        model.fit(X[:, :1], labels, X_public=RNG.random((10, 3)), y_public=labels[:10])
+    assert model.__dict__.keys() == before.keys()
+    assert all(model.__dict__[k] is v for k, v in before.items())
+    assert model.n_features_in_ == 2
+    np.testing.assert_array_equal(model.predict(X), predicted)
+    with pytest.raises(ValueError, match="features"):
+        model.predict(X[:, :1])
+
+
+def test_a_refit_refused_in_its_round_leaves_the_fit_untouched(tmp_path: Path) -> None:
+    """A refusal that can only come during the round (a NaN in a later chunk of a memory-mapped
+    X) also leaves the previous fit whole."""
+    model = lpdt(max_depth=2, chunk_size=8).fit(X, Y)
+    before = dict(model.__dict__)
+    bad = np.lib.format.open_memmap(tmp_path / "X.npy", mode="w+", dtype=np.float64, shape=(30, 2))
+    bad[:] = X
+    bad[25, 1] = np.nan
+    bad.flush()
+    with pytest.raises(ValueError, match="NaN"):
+        model.fit(np.load(tmp_path / "X.npy", mmap_mode="r"), Y)
+    assert all(model.__dict__[k] is v for k, v in before.items())
+    assert model.__dict__.keys() == before.keys()
+
+
+def _fit_in_a_forked_child(_: int) -> str:
+    try:
+        lpdt(max_depth=1).fit(X, Y)
+    except RuntimeError as err:
+        return str(err)
+    return "fitted"
+
+
+@pytest.mark.filterwarnings("ignore:os.fork:RuntimeWarning")  # JAX's own warning, the point here
+def test_a_fit_in_a_process_forked_after_jax_started_is_refused() -> None:
+    """JAX cannot run in a child forked after it started (it deadlocks): the fit refuses at
+    once, naming the fix."""
+    lpdt(max_depth=1).fit(X, Y)  # JAX has started in this process
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        message = pool.apply_async(_fit_in_a_forked_child, (0,)).get(timeout=120)
+    assert "forked" in message and "get_context('spawn')" in message
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_name(tmp_path: Path) -> None:
+    """Files saved by editors that write a UTF-8 BOM: the manifest, CHECKSUMS and a TOML
+    configuration read as without it."""
+    folder = _one_dataset(tmp_path / "data", "x,y\n1,2\n3,4\n")
+    manifest = folder / "manifest.csv"
+    manifest.write_bytes(b"\xef\xbb\xbf" + manifest.read_bytes())
+    digest = hashlib.sha256((folder / "toy.csv").read_bytes()).hexdigest()
+    (folder / "CHECKSUMS").write_bytes(b"\xef\xbb\xbf" + f"{digest}  toy.csv\n".encode())
+    assert list(read_manifest(folder)) == ["toy"]
+    np.testing.assert_array_equal(load_dataset("toy", folder).y, [2.0, 4.0])
+    config = _toml(tmp_path / "exp", 'methods = ["lpdt-m"]\nreps = 2')
+    config.write_bytes(b"\xef\xbb\xbf" + config.read_bytes())
+    experiment, _ = load_config(config)
+    assert experiment.reps == 2

@@ -13,6 +13,7 @@ import pytest
 from ldptree.cli import main
 
 
+@pytest.mark.slow
 def test_demo_writes_table_and_plot(tmp_path, capsys):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # the demo runs the library's defaults: no warning

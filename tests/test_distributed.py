@@ -73,6 +73,7 @@ def _equal(a: Any, b: Any) -> None:
     assert a.n == b.n
 
 
+@pytest.mark.slow
 def test_simulate_round_equals_run_round(client: Any, setup: dict[str, Any]) -> None:
     s = setup
     key = jax.random.key(7)
@@ -96,6 +97,7 @@ def test_simulate_round_equals_run_round(client: Any, setup: dict[str, Any]) -> 
     assert not np.array_equal(np.asarray(other.count), np.asarray(local.count))
 
 
+@pytest.mark.slow
 def test_simulate_round_with_class_codes(client: Any, setup: dict[str, Any]) -> None:
     s = setup
     codes = (s["X"][:, 1] * 3).astype(np.int32)
@@ -118,6 +120,7 @@ def test_simulate_round_with_class_codes(client: Any, setup: dict[str, Any]) -> 
     assert remote.n == local.n == codes.shape[0]
 
 
+@pytest.mark.slow
 def test_aggregate_reports_from_arrays_futures_and_files(
     client: Any, setup: dict[str, Any], tmp_path: Path
 ) -> None:

@@ -1,5 +1,6 @@
 """Privacy accounting: what each release spends, certified verification, black-box audit."""
 
+from ldptree.accounting._admit import AdmissionError, HandWritten, admit
 from ldptree.accounting._audit import AuditResult, audit_ldp
 from ldptree.accounting._channels import (
     Channel,
@@ -11,6 +12,7 @@ from ldptree.accounting._channels import (
     grid_laplace_channel,
 )
 from ldptree.accounting._law import (
+    AffineInput,
     AffineLabelMap,
     CellBlock,
     FeatureBlock,
@@ -21,12 +23,16 @@ from ldptree.accounting._law import (
     VerifiableMechanism,
 )
 from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
+from ldptree.accounting._provenance import Provenance, provenance
 from ldptree.accounting._release import ReleaseCertificate
+from ldptree.accounting._reuse import KeyReuseWarning
 from ldptree.accounting._sampler import SamplerCheck, check_sampler
 from ldptree.accounting._spend import PrivacySpend, spend_of
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
 
 __all__ = [
+    "AdmissionError",
+    "AffineInput",
     "AffineLabelMap",
     "AuditResult",
     "CellBlock",
@@ -34,13 +40,16 @@ __all__ = [
     "Divergences",
     "FeatureBlock",
     "FiniteChannel",
+    "HandWritten",
     "IndexBlock",
+    "KeyReuseWarning",
     "LDPCertificate",
     "LabelBlock",
     "LaplaceChannel",
     "LedgerEntry",
     "PrivacyLedger",
     "PrivacySpend",
+    "Provenance",
     "RecordBlock",
     "ReleaseCertificate",
     "ReportLaw",
@@ -49,10 +58,12 @@ __all__ = [
     "Sampling",
     "VerifiableMechanism",
     "Witness",
+    "admit",
     "audit_ldp",
     "binary_channel",
     "check_sampler",
     "grid_laplace_channel",
+    "provenance",
     "spend_of",
     "verify_ldp",
 ]

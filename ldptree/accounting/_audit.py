@@ -13,8 +13,9 @@ the ``m`` evaluated events (``a = (1 - confidence) / (2 m)``) makes all bounds h
 with probability at least ``confidence``, and ``epsilon_lower`` is the largest of them.
 
 Comparisons. Records are the first, second and last cell (own cell vs others, first vs last) times
-the labels (the ends of ``label_bound``, or the given class labels); every pair of records is
-compared on single reports. Across holders (``holder_pairs``): holders ``h`` and ``h + 1`` are
+the labels (the ends of ``label_bound``, or the given class labels); every pair of them is
+compared on single reports, and so is the first record with a middle and a random cell (a leak
+confined to one cell). Across holders (``holder_pairs``): holders ``h`` and ``h + 1`` are
 privatized together (in both pairings, ``first_holder`` 0 and 1), holder ``h``'s record changing
 and holder ``h + 1``'s fixed; the joint reports, with their difference as extra columns, are
 compared. For independent holders the joint likelihood ratio is holder ``h``'s own, so the same
@@ -31,8 +32,13 @@ and each column's law under ``x`` and ``x'`` is estimated (exact values when a c
 values, else quantile bins); columns whose laws do not differ (G-test, ``p > 0.05``) are dropped,
 and the rest are combined into the naive-Bayes log-likelihood ratio score. This is the
 Neyman–Pearson statistic when the report's coordinates are independent given the record, as in
-every built-in. The events are ``{score >= t}`` (favouring ``x``) and ``{score <= t}`` (favouring
-``x'``), with ``t`` maximising the Clopper–Pearson lower bound on the selection split.
+every built-in. A second, *joint* score is fitted the same way on each multi-coordinate leaf's
+whole row (its exact value for integer leaves) and row sum, which sees dependence between
+coordinates that every marginal misses. The events are ``{score >= t}`` (favouring ``x``) and
+``{score <= t}`` (favouring ``x'``); the score and ``t`` maximising the Clopper–Pearson lower bound
+on the selection split give the one event evaluated on the rest (choosing among scores on the
+selection split costs no extra test). Every report carries a code of its structure (dtypes,
+shapes): a structure that depends on the record is an event of probability one against zero.
 
 What an audit can and cannot show: a ``refuted`` claim is false with probability at least
 ``confidence`` (the mechanism is not ``epsilon_claimed``-LDP); an unrefuted claim proves nothing —
@@ -42,6 +48,7 @@ to sampling. Certification is :func:`~ldptree.accounting.verify_ldp`'s job.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import math
 from collections.abc import Sequence
@@ -124,9 +131,31 @@ def _bit_columns(values: np.ndarray[Any, Any]) -> list[FloatArray]:
     return [low, grain]
 
 
+#: Multipliers of the row hash of integer leaves (odd, fixed: equal rows hash equally in every
+#: sample), and its modulus (exact in float64).
+_HASH_MOD = 1 << 52
+
+
+def _structure_code(report: Any) -> float:
+    """A number identifying the report's tree, leaf dtypes and per-holder shapes."""
+    leaves, tree = jax.tree_util.tree_flatten(report)
+    text = repr((tree, [(str(np.asarray(x).dtype), np.shape(x)[1:]) for x in leaves]))
+    return float(int.from_bytes(hashlib.blake2b(text.encode(), digest_size=6).digest(), "big"))
+
+
+def _row_hash(arr: np.ndarray[Any, Any]) -> FloatArray:
+    """Equal integer rows get equal codes (collisions ``~ 2^-52`` per pair of distinct rows)."""
+    rng = np.random.default_rng(0x6A09E667)
+    mult = rng.integers(1, 1 << 31, arr.shape[1], dtype=np.int64) * 2 + 1
+    values = (arr.astype(np.int64) % (1 << 20)) * mult[None, :]
+    out: FloatArray = (values.sum(axis=1) % _HASH_MOD).astype(np.float64)
+    return out
+
+
 def _features(report: Any, n: int, exact_bits: bool = True) -> FloatArray:
     """Reports flattened to numbers, one row per holder; with ``exact_bits``, every float column
-    is followed by its exact-bit statistics (:func:`_bit_columns`)."""
+    is followed by its exact-bit statistics (:func:`_bit_columns`). The last column codes the
+    report's structure (dtypes, shapes): a structure that depends on the record is a leak."""
     leaves = jax.tree_util.tree_leaves(report)
     if not leaves:
         raise ValueError("privatize returned no arrays")
@@ -137,6 +166,25 @@ def _features(report: Any, n: int, exact_bits: bool = True) -> FloatArray:
         if exact_bits and np.issubdtype(arr.dtype, np.floating):
             for k in range(arr.shape[1]):
                 cols.extend(c[:, None] for c in _bit_columns(np.ascontiguousarray(arr[:, k])))
+    cols.append(np.full((n, 1), _structure_code(report)))
+    return np.concatenate(cols, axis=1)
+
+
+def _joint_features(report: Any, n: int) -> FloatArray:
+    """Joint statistics of each multi-coordinate leaf: its row code (integer leaves: the whole
+    row as one discrete value) and its row sum; single-coordinate leaves as they are. A leak in
+    the joint law of a leaf's coordinates (one shared uniform for every cell bit) is invisible
+    to each coordinate alone and plain in these."""
+    cols = []
+    for leaf in jax.tree_util.tree_leaves(report):
+        arr = np.asarray(leaf).reshape(n, -1)
+        if arr.shape[1] == 1:
+            cols.append(arr.astype(np.float64))
+            continue
+        if np.issubdtype(arr.dtype, np.integer) or arr.dtype == np.bool_:
+            cols.append(_row_hash(arr)[:, None])
+        cols.append(arr.astype(np.float64).sum(axis=1, keepdims=True))
+    cols.append(np.full((n, 1), _structure_code(report)))
     return np.concatenate(cols, axis=1)
 
 
@@ -219,15 +267,19 @@ def _counts(sx: FloatArray, sy: FloatArray, t: Any, favours_x: bool) -> tuple[An
     return ky, sy.size, kx, sx.size
 
 
-def _choose(sx: FloatArray, sy: FloatArray, a: float, delta: float, favours_x: bool) -> float:
-    """The threshold whose event gives the largest lower bound on this (selection) split."""
+def _choose(
+    sx: FloatArray, sy: FloatArray, a: float, delta: float, favours_x: bool
+) -> tuple[float, float]:
+    """The threshold whose event gives the largest lower bound on this (selection) split, and
+    that bound."""
     pooled = np.concatenate([sx, sy])
     candidates = np.unique(np.quantile(pooled, np.linspace(0.0, 1.0, _THRESHOLDS)))
     k, n, k2, n2 = _counts(sx, sy, candidates, favours_x)
     values = [
         _epsilon_bound(int(ki), n, int(k2i), n2, a, delta) for ki, k2i in zip(k, k2, strict=True)
     ]
-    return float(candidates[int(np.argmax(values))])
+    best = int(np.argmax(values))
+    return float(candidates[best]), float(values[best])
 
 
 #: Largest number of report coordinates (holders x cells) one audit call privatizes at once.
@@ -252,9 +304,10 @@ def audit_ldp(
 
     Records are the cells ``{0, 1, n_cells - 1}`` (``{0}`` when ``n_cells == 1``) times the labels:
     the ends of ``label_bound`` for real labels (pass a range wider than the mechanism's bound to
-    test its clipping) or ``labels`` for class codes. ``n_samples`` reports in all are split evenly
-    between the records (the holder-pair comparisons privatize up to 12 times as many holders per
-    record again, as pairs);
+    test its clipping) or ``labels`` for class codes, plus a middle and a random cell with the
+    first label. ``n_samples`` reports are split evenly between the first, second and last cells'
+    records; the middle and random cells get as many each on top (the holder-pair comparisons
+    privatize up to 12 times as many holders per record again, as pairs);
     ``selection_fraction`` of each comparison's reports choose the events, the rest evaluate them.
     ``delta`` audits an ``(epsilon, delta)`` claim instead of a pure one. ``exact_bits`` and
     ``holder_pairs`` switch the exact-bit columns and the holder-pair comparisons (module
@@ -289,11 +342,27 @@ def audit_ldp(
     records = [(c, y) for c in cells for y in label_values]
     if len(records) < 2:
         raise ValueError("the audit needs at least two distinct records")
+    # a middle and a random cell, each compared with the first record (a leak confined to one
+    # cell that is neither the first nor the last)
+    rest = [c for c in range(n_cells) if c not in (*cells, n_cells // 2)]
+    pick = (
+        int(np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist()).choice(rest))
+        if rest
+        else None
+    )
+    extra = [
+        (c, label_values[0])
+        for c in dict.fromkeys([n_cells // 2, pick])
+        if c is not None and c not in cells
+    ]
+    n_base = len(records)
+    records = records + extra
     # holder pairs: holder h's record changes from records[0] to each of these, holder h + 1
     # keeps records[0]; both pairings of consecutive holders (first_holder 0 and 1)
     other_cell = [records[len(label_values)]] if len(cells) > 1 else []
     moved = list(dict.fromkeys(r for r in [*other_cell, records[1]] if r != records[0]))
-    per_record = n_samples // len(records)
+    # the extra cells do not dilute the base records' samples: they are privatized on top
+    per_record = n_samples // n_base
     n_select = int(per_record * frac)
     if n_select < 10 or per_record - n_select < 10:
         raise ValueError(
@@ -303,7 +372,7 @@ def audit_ldp(
         raise ValueError(
             f"n_cells={n_cells} with n_samples={n_samples} would privatize "
             f"{2 * per_record} holders' reports of up to {n_cells} coordinates each in one call; "
-            f"keep 2 * (n_samples / {len(records)} records) * n_cells <= 2**28 (audit fewer "
+            f"keep 2 * (n_samples / {n_base} records) * n_cells <= 2**28 (audit fewer "
             "cells: a cell release treats cells alike, so a few suffice, or fewer samples)"
         )
     dtype = np.int32 if integer else np.float32
@@ -317,13 +386,16 @@ def audit_ldp(
             first_holder=first,
         )
 
-    feats = []
+    feats, joints = [], []
     for index, (cell, label) in enumerate(records):
         report = run(index, [cell] * per_record, [label] * per_record, 0)
         feats.append(_features(report, per_record, exact_bits))
-    comparisons: list[tuple[FloatArray, FloatArray, Any, Any, str]] = [
-        (feats[i], feats[j], records[i], records[j], "one holder")
-        for i, j in itertools.combinations(range(len(records)), 2)
+        joints.append(_joint_features(report, per_record))
+    pairs = list(itertools.combinations(range(n_base), 2))
+    pairs += [(0, j) for j in range(n_base, len(records))]
+    comparisons: list[tuple[list[tuple[FloatArray, FloatArray]], Any, Any, str]] = [
+        ([(feats[i], feats[j]), (joints[i], joints[j])], records[i], records[j], "one holder")
+        for i, j in pairs
     ]
     fixed = records[0]
     index = len(records)
@@ -343,7 +415,7 @@ def audit_ldp(
             joint.append(np.concatenate([bits[0::2], bits[1::2], own - nxt], axis=1))
         for k, record in enumerate(moved, start=1):
             where = f"joint reports of holders (h, h+1), h = {first} mod 2, holder h+1 at {fixed}"
-            comparisons.append((joint[0], joint[k], fixed, record, where))
+            comparisons.append(([(joint[0], joint[k])], fixed, record, where))
 
     n_tests = 2 * len(comparisons)
     a = (1.0 - conf) / (2.0 * n_tests)
@@ -354,22 +426,30 @@ def audit_ldp(
         "none",
         (0, 0, 0, 0),
     )
-    for fx, fy, name_x, name_y, where in comparisons:
-        n_sel = int(min(fx.shape[0], fy.shape[0]) * frac)
-        sel_x, ev_x = fx[:n_sel], fx[n_sel:]
-        sel_y, ev_y = fy[:n_sel], fy[n_sel:]
-        score = _fit_score(sel_x, sel_y)
-        sel_sx, sel_sy = score(sel_x), score(sel_y)
-        sx, sy = score(ev_x), score(ev_y)
+    for candidates, name_x, name_y, where in comparisons:
+        # every candidate score (per-column, joint) is fitted and thresholded on the selection
+        # split; the one with the best selection bound is the event evaluated on the rest, so
+        # the choice costs no extra test
+        scored = []
+        for kind, (fx, fy) in zip(("naive-Bayes", "joint naive-Bayes"), candidates, strict=False):
+            n_sel = int(min(fx.shape[0], fy.shape[0]) * frac)
+            score = _fit_score(fx[:n_sel], fy[:n_sel])
+            scored.append(
+                (kind, score(fx[:n_sel]), score(fy[:n_sel]), score(fx[n_sel:]), score(fy[n_sel:]))
+            )
         for favours_x in (True, False):
-            t = _choose(sel_sx, sel_sy, a, delta, favours_x)
+            choices = [
+                (_choose(sel_sx, sel_sy, a, delta, favours_x), kind, sx, sy)
+                for kind, sel_sx, sel_sy, sx, sy in scored
+            ]
+            (t, _), kind, sx, sy = max(choices, key=lambda c: c[0][1])
             k, n, k2, n2 = _counts(sx, sy, t, favours_x)
             counts = (int(k), int(n), int(k2), int(n2))
             value = _epsilon_bound(*counts, a, delta)
             if value > best[0]:
                 rec, oth = (name_x, name_y) if favours_x else (name_y, name_x)
                 op = ">=" if favours_x else "<="
-                best = (value, rec, oth, f"{{naive-Bayes score {op} {t:.4g}}} ({where})", counts)
+                best = (value, rec, oth, f"{{{kind} score {op} {t:.4g}}} ({where})", counts)
     lower = max(0.0, best[0])
     return AuditResult(
         epsilon_claimed=claim,

@@ -132,6 +132,41 @@ def _divergence_matrix(log_probs: FloatArray) -> tuple[FloatArray, np.ndarray[An
     return value, arg
 
 
+def _count_divergence_matrix(
+    counts: list[tuple[int, ...]],
+) -> tuple[FloatArray, np.ndarray[Any, Any]]:
+    """:func:`_divergence_matrix` from integer counts: ``D[i, j] = max_s log(c_i(s) / c_j(s))``
+    computed as ``log1p((c_i - c_j) / c_j)`` with the difference exact in integers, so ``D`` has a
+    small *relative* error (a few ulps) even when it is tiny (a difference of two float64
+    logarithms near ``-0.7`` is only accurate to ``~1e-16`` absolute)."""
+    n, width = len(counts), len(counts[0]) if counts else 0
+    value = np.zeros((n, n))
+    arg = np.zeros((n, n), dtype=np.int64)
+    if not n:
+        return value, arg
+    if max(max(row) for row in counts) >= 1 << 64:  # a one-output law: nothing to compare
+        table = np.asarray([[math.log(c) if c else -math.inf for c in row] for row in counts])
+        return _divergence_matrix(table)
+    c = np.asarray(counts, dtype=np.uint64)
+    as_float = c.astype(np.float64)
+    for i in range(n):
+        a, b = c[i][None, :], c
+        up = a >= b
+        # uint64 differences wrap where negative; each side is read only where it is not
+        magnitude = np.where(up, a - b, b - a).astype(np.float64)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.where(up, magnitude, -magnitude) / as_float
+            logs = np.log1p(ratio)
+        logs = np.where(b == 0, np.where(a > 0, np.inf, -np.inf), logs)
+        logs = np.where(a == 0, -np.inf, logs)
+        best = logs.max(axis=1)
+        value[i] = np.where(np.isfinite(best) | np.isposinf(best), best, 0.0)
+        slack = 1e-12 * np.maximum(1.0, np.where(np.isfinite(best), np.abs(best), 0.0))
+        ties = logs >= (best - slack)[:, None]
+        arg[i] = np.argmax(np.where(ties, np.broadcast_to(as_float[i], (n, width)), -1.0), axis=1)
+    return value, arg
+
+
 @attrs.frozen(eq=False)
 class FiniteChannel:
     """A channel with the finite output set ``outputs`` and exact log-probabilities.
@@ -139,12 +174,44 @@ class FiniteChannel:
     ``log_probs(a)`` returns ``float64[len(outputs)]``: ``log P(outputs[k] | a)`` (``-inf`` for
     impossible outputs). They must sum to one (checked to ``1e-9`` in log space), so a
     mis-normalised description cannot pass for a private one.
+
+    An *integer-count* law also gives ``counts(a)`` (non-negative integers, one per output) and
+    their ``total``: ``P(outputs[k] | a) = counts(a)[k] / total``. Then the sums are checked
+    *exactly* (``sum(counts(a)) == total``), ``log_probs`` is checked against the counts, and the
+    divergences are computed from the integers with a small relative error
+    (:func:`_count_divergence_matrix`), so a tiny budget is certified as accurately as a large
+    one. Every noise of the mechanism kit describes itself this way.
     """
 
     outputs: tuple[Any, ...] = attrs.field(converter=as_tuple)
     log_probs: Callable[[Any], Any]
     convex_in_location: bool = False
     sampling: Sampling | None = None
+    counts: Callable[[Any], Sequence[int]] | None = None
+    total: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if (self.counts is None) != (self.total is None):
+            raise ValueError("counts and total must be given together (an integer-count law)")
+        if self.total is not None and (not isinstance(self.total, int) or self.total < 1):
+            raise ValueError(f"total must be a positive int, got {self.total!r}")
+
+    def count_row(self, a: Any) -> tuple[int, ...]:
+        """``counts(a)``, checked: one non-negative integer per output, summing to ``total``."""
+        assert self.counts is not None and self.total is not None
+        row = tuple(self.counts(a))
+        if len(row) != len(self.outputs) or not all(
+            isinstance(c, int | np.integer) and not isinstance(c, bool) and c >= 0 for c in row
+        ):
+            raise ValueError(
+                f"counts({a!r}) must be {len(self.outputs)} non-negative integers, got {row!r}"
+            )
+        row = tuple(int(c) for c in row)
+        if sum(row) != self.total:
+            raise ValueError(
+                f"counts({a!r}) sum to {sum(row)}, not to total={self.total}: not a law"
+            )
+        return row
 
     def table(self, inputs: Sequence[Any]) -> FloatArray:
         """``float64[len(inputs), len(outputs)]`` log-probabilities, validated."""
@@ -163,11 +230,26 @@ class FiniteChannel:
                     f"log_probs({a!r}) is not normalised: log of the total probability is "
                     f"{total:.3g} (must be 0 within {NORMALISATION_TOLERANCE:g})"
                 )
+            if self.counts is not None:
+                assert self.total is not None
+                exact = self.count_row(a)
+                log_total = math.log(self.total)
+                expected = np.asarray([math.log(c) - log_total if c else -math.inf for c in exact])
+                finite = np.isfinite(expected)
+                if not (
+                    np.array_equal(finite, np.isfinite(row))
+                    and np.all(np.abs(row[finite] - expected[finite]) <= 1e-12 * (1.0 + log_total))
+                ):
+                    raise ValueError(f"log_probs({a!r}) disagrees with counts({a!r}) / total")
             rows.append(row)
         return np.stack(rows) if rows else np.empty((0, len(self.outputs)))
 
     def divergences(self, inputs: Sequence[Any]) -> Divergences:
-        value, arg = _divergence_matrix(self.table(inputs))
+        table = self.table(inputs)
+        if self.counts is not None:
+            value, arg = _count_divergence_matrix([self.count_row(a) for a in inputs])
+        else:
+            value, arg = _divergence_matrix(table)
         witness = tuple(tuple(self.outputs[int(k)] for k in row) for row in arg)
         return Divergences(value=value, witness=witness, exact=True)
 

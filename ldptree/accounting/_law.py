@@ -30,16 +30,18 @@ describing the law of one holder's report given its record ``(cell, label)``: a 
   "any undeclared label" where the mechanism maps those to a null record), and ``t`` is the label;
 * real labels (``labels is None``): ``t = label_map(y)`` with ``label_map`` an
   :class:`AffineLabelMap` (clip, then affine: monotone and affine *by construction*; for a
-  built-in: clip to the declared bound, centre, scale). Every input that depends on ``t`` must be
-  an *affine* function of ``t`` (a constant per coordinate otherwise). With channels that are
-  ``convex_in_location``, the log-likelihood ratio of two records is then a convex function of
-  ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum over all labels in ``[lo, hi]`` is attained
-  at the extreme labels: the accountant's bound covers every real label, not just those it
-  evaluates. An arbitrary callable ``label_map`` cannot be checked between the labels evaluated,
-  so the verifier refuses it;
-* real labels through random levels (``label_levels``): the holder maps its label to a random
-  level of a finite set and releases that level's law; the levels are enumerated like finite
-  labels, which covers every real label (see :class:`ReportLaw`).
+  built-in: clip to the declared bound, centre, scale). Every block input is then declared as
+  *data*: a tuple of constants and :class:`AffineInput` terms (``slope * t + intercept``), affine
+  in ``t`` by construction. With channels that are ``convex_in_location``, the log-likelihood ratio
+  of two records is then a convex function of ``(t, t')`` on ``[t(lo), t(hi)]^2``, so its supremum
+  over all labels in ``[lo, hi]`` is attained at the extreme labels: the accountant's bound covers
+  every real label, not just those it evaluates. A Python function of ``t`` (as a block input or
+  as ``label_map``) cannot be checked between the labels evaluated, so the verifier refuses it;
+* real labels through random levels (``label_levels``): the declared encoding is *clip to the
+  levels' range, then round at random to one of the two adjacent levels, unbiasedly*, and the
+  holder releases that level's law; the levels are enumerated like finite labels, which covers
+  every real label (see :class:`ReportLaw`), and the sampler tests check the declared rounding.
+  Block inputs may then be functions of ``t`` (they are evaluated at every level).
 
 ``assemble(outputs)`` turns per-block outputs (``{block name: flat list}``, cell-major for cell
 blocks) into one holder's report in the mechanism's own format, so that the certificate's witness
@@ -58,6 +60,7 @@ from ldptree.accounting._channels import Channel, as_tuple
 from ldptree.protocols import Mechanism, ReportT, StatsT
 
 __all__ = [
+    "AffineInput",
     "AffineLabelMap",
     "Block",
     "CellBlock",
@@ -85,22 +88,76 @@ def _check_channel(_: object, attribute: attrs.Attribute[Channel], value: Channe
 
 
 @attrs.frozen
+class AffineInput:
+    """``slope * t + intercept``: a coordinate input declared as *data*, affine in the label
+    coordinate ``t`` by construction (a Python function can only be evaluated at finitely many
+    labels, which proves nothing about the labels in between)."""
+
+    slope: float = attrs.field(default=1.0, converter=float)
+    intercept: float = attrs.field(default=0.0, converter=float)
+
+    def __attrs_post_init__(self) -> None:
+        if not (math.isfinite(self.slope) and math.isfinite(self.intercept)):
+            raise ValueError(f"AffineInput needs finite slope and intercept, got {self!r}")
+
+    def __call__(self, t: Any) -> Any:
+        return self.slope * t + self.intercept
+
+
+#: A block's inputs as a function of ``t``, or declared as data: a tuple with one entry per
+#: coordinate, each a constant input or an :class:`AffineInput`.
+Inputs: TypeAlias = Callable[[Any], Sequence[Any]] | tuple[Any, ...]
+
+
+def _to_inputs(value: Any) -> Any:
+    return tuple(value) if isinstance(value, list) else value
+
+
+def _check_inputs(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if isinstance(value, tuple):
+        if not value:
+            raise ValueError(f"{attribute.name} declared as data needs at least one coordinate")
+        for item in value:
+            if isinstance(item, bool) or not isinstance(item, AffineInput | int | float):
+                raise TypeError(
+                    f"{attribute.name} declared as data holds constants and AffineInput terms, "
+                    f"got {item!r}"
+                )
+    elif not callable(value):
+        raise TypeError(f"{attribute.name} must be a function of t or a tuple of inputs")
+
+
+def evaluate_inputs(spec: Any, t: Any) -> tuple[Any, ...]:
+    """The coordinate inputs of ``spec`` (a function of ``t`` or data) at ``t``."""
+    if isinstance(spec, tuple):
+        return tuple(item(t) if isinstance(item, AffineInput) else item for item in spec)
+    return tuple(spec(t))
+
+
+def is_data(spec: Any) -> bool:
+    """Inputs declared as data (a tuple), not as a Python function."""
+    return isinstance(spec, tuple)
+
+
+@attrs.frozen
 class CellBlock:
-    """``width`` coordinates per cell: the record's cell sees ``on(t)``, other cells ``off(t)``."""
+    """``width`` coordinates per cell: the record's cell sees ``on(t)``, other cells ``off(t)``
+    (each a function of ``t``, or data: a tuple of constants and :class:`AffineInput` terms)."""
 
     name: str = attrs.field(validator=_check_name)
     channel: Channel = attrs.field(validator=_check_channel)
-    on: Callable[[Any], Sequence[Any]]
-    off: Callable[[Any], Sequence[Any]]
+    on: Inputs = attrs.field(converter=_to_inputs, validator=_check_inputs)
+    off: Inputs = attrs.field(converter=_to_inputs, validator=_check_inputs)
 
 
 @attrs.frozen
 class LabelBlock:
-    """``width`` coordinates whose inputs ``inputs(t)`` depend on the label only."""
+    """``width`` coordinates whose inputs ``inputs(t)`` depend on the label only (a function of
+    ``t``, or data: a tuple of constants and :class:`AffineInput` terms)."""
 
     name: str = attrs.field(validator=_check_name)
     channel: Channel = attrs.field(validator=_check_channel)
-    inputs: Callable[[Any], Sequence[Any]]
+    inputs: Inputs = attrs.field(converter=_to_inputs, validator=_check_inputs)
 
 
 @attrs.frozen
@@ -174,6 +231,15 @@ class FeatureBlock:
             raise ValueError(f"{attribute.name} must be >= 1, got {value}")
 
 
+def _check_counts(_: object, attribute: attrs.Attribute[Any], value: Any) -> None:
+    if value is None:
+        return
+    if len(value) != 3 or not all(isinstance(c, int) and c >= 0 for c in value) or value[2] < 1:
+        raise ValueError(
+            f"{attribute.name} must be (keep, other, total) non-negative ints, got {value!r}"
+        )
+
+
 @attrs.frozen
 class IndexBlock:
     """One coordinate releasing the index ``i = cell * per_cell + label_index(t)`` through a
@@ -182,16 +248,44 @@ class IndexBlock:
     (k-ary randomized response). Two records with the same index have equal laws; with different
     indices the max-divergence is ``|log_keep - log_other|`` (at ``s`` = one of the two indices),
     so the accountant's cost does not grow with the number of cells.
+
+    ``label_index`` is a function of ``t`` (finite labels or levels only) or a constant.
+    ``counts = (keep, other, total)`` declares an integer-count law (``P = count / total``): its
+    sum ``keep + (k - 1) other == total`` is then checked exactly and the divergence computed
+    from the integers; otherwise ``exp(log_keep) + (k - 1) exp(log_other)`` must be one within
+    ``1e-9``.
     """
 
     name: str = attrs.field(validator=_check_name)
     log_keep: float = attrs.field(converter=float)
     log_other: float = attrs.field(converter=float)
     per_cell: int = attrs.field(default=1, converter=int)
-    label_index: Callable[[Any], int] = attrs.field(default=lambda t: 0)
+    label_index: Callable[[Any], int] | int = 0
+    counts: tuple[int, int, int] | None = attrs.field(default=None, validator=_check_counts)
+
+    def offset(self, t: Any) -> int:
+        """``label_index(t)``."""
+        if callable(self.label_index):
+            return int(self.label_index(t))
+        return int(self.label_index)
 
     def index(self, cell: int, t: Any) -> int:
-        return int(cell) * self.per_cell + int(self.label_index(t))
+        return int(cell) * self.per_cell + self.offset(t)
+
+
+def block_inputs(block: Any, cell: int, t: Any, n_cells: int) -> list[Any]:
+    """Every coordinate's input of ``block`` for the record ``(cell, t)``, cell-major for cell
+    blocks (feature blocks have none here: their inputs are the record's features)."""
+    if isinstance(block, CellBlock):
+        on, off = evaluate_inputs(block.on, t), evaluate_inputs(block.off, t)
+        return [v for c in range(n_cells) for v in (on if c == cell else off)]
+    if isinstance(block, LabelBlock):
+        return list(evaluate_inputs(block.inputs, t))
+    if isinstance(block, IndexBlock):
+        return [block.index(cell, t)]
+    if isinstance(block, RecordBlock):
+        return list(block.inputs(cell, t))
+    raise TypeError(f"{type(block).__name__} has no per-record inputs")
 
 
 #: Blocks whose coordinates are released by a :class:`~ldptree.accounting.Channel`.

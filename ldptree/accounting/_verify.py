@@ -19,10 +19,14 @@ of level laws is no less private than the worst level pair) are enumerated. For 
 ``[lo, hi]`` the channels see ``t = label_map(y)`` with ``label_map`` an
 :class:`~ldptree.accounting.AffineLabelMap` (monotone and affine by construction; any other
 callable is refused: its properties cannot be proven from finitely many evaluations); every
-``t``-dependent input is affine in ``t`` and its
-channel's divergence is a convex function of the input difference, so ``L`` restricted to each
-pair type (same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
+block input is declared as *data* (constants and :class:`~ldptree.accounting.AffineInput`
+terms), so every ``t``-dependent input is affine in ``t`` by construction, and its channel's
+divergence is a convex function of the input difference, so ``L`` restricted to each pair type
+(same cell / different cells) is convex in ``(t, t')`` and attains its maximum over
 ``[t(lo), t(hi)]^2`` at a corner: evaluating the extreme labels is a proof for every real label.
+A block input written as a Python function of ``t`` is refused for real labels: it can only be
+evaluated at finitely many labels, and it can tell a probe from a label (a function that caught a
+symbolic probe's ``TypeError`` once passed a spike as affine).
 
 Features. A :class:`~ldptree.accounting.FeatureBlock` releases each coordinate ``x_k`` of a
 record's feature vector ``x in [lo, hi]^d`` through a ``convex_in_location`` channel at input
@@ -34,19 +38,27 @@ blocks the orientation is chosen jointly (the blocks see the same ``x``), so the
 ``d * max_o sum_blocks D_o``. The verifier also evaluates interior features and checks the
 declared monotonicity, affinity and convexity on them, as for labels. The witness then carries the
 two corner feature vectors, and ``log_prob`` is called with ``features=``.
-The block inputs' affinity in ``t`` is *proven* by running their input functions on a symbolic
-``t`` (:class:`_Affine`: only addition, subtraction, multiplication and division by real constants
-are allowed, so a function that runs on it is affine for every ``t``; a comparison or conversion
-of ``t`` refuses certification). The verifier also evaluates interior labels and cross-checks
-affinity and convexity on them; a declaration that fails is not certified (``epsilon_bound =
-inf``, with the largest ratio found as ``epsilon_lower``). A feature block's ``feature_map`` must
-be an :class:`~ldptree.accounting.AffineLabelMap` (monotone by construction).
+The verifier also evaluates interior labels and cross-checks convexity on them; a declaration
+that fails is not certified (``epsilon_bound = inf``, with the largest ratio found as
+``epsilon_lower``). A feature block's ``feature_map`` must be an
+:class:`~ldptree.accounting.AffineLabelMap` (monotone by construction).
 
-Finite channels' divergences are computed by enumeration in float64 log space, so the bound is
-exact up to float64 rounding of the log-probabilities (relative ``~1e-15``); the default tolerance
-``1e-9`` absorbs that and nothing else. The witness report is assembled in the mechanism's own
-format and its log-likelihood ratio is recomputed with the mechanism's ``log_prob``: a report law
-that disagrees with ``log_prob`` is not certified.
+A law must be a law: only the library's channel classes are read (a user's channel object could
+report any divergence), a finite channel's probabilities sum to one (exactly, for integer
+counts), and an :class:`~ldptree.accounting.IndexBlock`'s keep and other probabilities sum to one
+(exactly, for declared counts). Finite channels' divergences are computed by enumeration, from
+the integers for integer-count laws (relative error of a few ulps at any budget) and from float64
+log-probabilities otherwise; the default *relative* tolerance ``1e-9`` absorbs rounding and
+nothing else.
+
+Provenance. Whether the certificate speaks for the code that runs depends on where the sampler
+comes from (:func:`~ldptree.accounting.provenance`): ``holds`` and ``pure`` need a sampler derived
+from the law by the mechanism kit (or the library's own); for a hand-written mechanism they are
+false and ``law_holds`` says what is certified.
+
+The witness report is assembled in the mechanism's own format and its log-likelihood ratio is
+recomputed with the mechanism's ``log_prob``: a report law that disagrees with ``log_prob`` is not
+certified.
 
 Sampling. A channel's :class:`~ldptree.accounting.Sampling` says how its sampler deviates from the
 declared law (e.g. float32 Laplace noise with bounded support). If the declared law is pure
@@ -61,10 +73,9 @@ as sampled: ``holds`` needs ``delta`` at most the mechanism's own ``delta`` clai
 
 from __future__ import annotations
 
-import functools
 import math
 import numbers
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -75,6 +86,7 @@ from ldptree._typing import FloatArray
 from ldptree._validation import NotApplicableError, check_bounds, check_int, check_key, check_real
 from ldptree.accounting._channels import Channel, Divergences
 from ldptree.accounting._law import (
+    AffineInput,
     AffineLabelMap,
     CellBlock,
     ChannelBlock,
@@ -84,7 +96,10 @@ from ldptree.accounting._law import (
     RecordBlock,
     ReportLaw,
     VerifiableMechanism,
+    evaluate_inputs,
+    is_data,
 )
+from ldptree.accounting._provenance import Provenance, provenance
 from ldptree.accounting._sampler import check_sampler as _check_sampler
 from ldptree.protocols import ReportT, StatsT
 
@@ -148,9 +163,11 @@ class SampledCaveat:
 
 @attrs.frozen(eq=False)
 class LDPCertificate:
-    """Result of :func:`verify_ldp`. Two questions are answered separately: is the *declared*
-    report law private (``declared_holds``, ``epsilon_bound``), and is the mechanism *as
-    implemented* — what its sampler draws — private at its claim (``holds``, ``delta``, ``pure``).
+    """Result of :func:`verify_ldp`. Three questions are answered separately: is the *declared*
+    report law private (``declared_holds``, ``epsilon_bound``), does the law with its declared
+    sampling caveats meet the claim (``law_holds``, ``delta``), and is the mechanism *as
+    implemented* — what its sampler draws — private at its claim (``holds``, ``pure``), which
+    needs a sampler *derived* from the law (``provenance``).
 
     * ``epsilon_claimed``: the mechanism's ``epsilon``; ``delta_claimed``: its ``delta``
       (``getattr(mechanism, "delta", 0.0)``; 0 is a pure claim).
@@ -158,14 +175,21 @@ class LDPCertificate:
       *declared* report law (``inf`` when none could be certified, with the reason in ``notes``).
     * ``epsilon_lower``: the ratio attained by ``witness`` (a lower bound on the supremum).
     * ``exact``: ``epsilon_bound == epsilon_lower`` (the bound is attained).
-    * ``declared_holds``: ``epsilon_bound <= epsilon_claimed + tolerance * max(1, epsilon_claimed)``
-      — a statement about the declared law only.
-    * ``delta``: certified ``delta`` at ``epsilon_claimed`` of the mechanism *as sampled* (0 for
-      exact samplers; ``sum`` over coordinates whose inputs differ of ``tau_k (1 + e^{D_k})``
-      otherwise, see :func:`verify_ldp`); ``None`` when the declared law already fails.
+    * ``declared_holds``: ``epsilon_bound <= epsilon_claimed * (1 + tolerance)`` — a statement
+      about the declared law only.
+    * ``delta``: certified ``delta`` at ``epsilon_claimed`` of the law *as sampled* according to
+      the channels' sampling caveats (0 for exact samplers; ``sum`` over coordinates whose inputs
+      differ of ``tau_k (1 + e^{D_k})`` otherwise, see :func:`verify_ldp`); ``None`` when the
+      declared law already fails. The caveats of a kit mechanism are derived from its noise
+      objects; a hand-written mechanism's are its own declaration, not proven.
+    * ``law_holds``: ``declared_holds`` and ``delta <= delta_claimed`` (and, when requested, the
+      sampler cross-check did not reject ``privatize`` against the declared law).
+    * ``provenance``: where the sampler comes from (:class:`~ldptree.accounting.Provenance`:
+      ``"kit"``, ``"library"`` or ``"hand-written"``).
     * ``holds``: the mechanism *as implemented* is ``(epsilon_claimed, delta_claimed)``-LDP:
-      ``declared_holds`` and ``delta <= delta_claimed`` (and, when requested, the sampler
-      cross-check did not reject ``privatize`` against the declared law).
+      ``law_holds`` and a sampler derived from the law (``provenance.proven``). A hand-written
+      mechanism never ``holds``: its certificate says "law certified, sampler tested, not proven"
+      (``status``), with the sampler checks' evidence in ``sampler_check``.
     * ``pure``: ``holds and delta == 0``: the code that runs is pure ``epsilon_claimed``-LDP.
     * ``sampled``: per-block sampling caveats; ``sampler_check``: the cross-check of
       ``privatize`` against the declared law (``verify_ldp(..., check_sampler=True)``), else
@@ -185,25 +209,50 @@ class LDPCertificate:
     notes: tuple[str, ...]
     delta_claimed: float = 0.0
     sampler_check: Any = None
+    law_holds: bool = False
+    provenance: Provenance = attrs.field(factory=lambda: Provenance("hand-written", "unknown"))
 
     @property
     def pure(self) -> bool:
         return self.holds and self.delta == 0.0
 
+    @property
+    def proven(self) -> bool:
+        """The sampler is derived from the certified law (kit or library mechanism)."""
+        return self.provenance.proven
+
+    @property
+    def status(self) -> str:
+        """One line: what the certificate establishes about the code that runs."""
+        if not self.law_holds:
+            return "fails"
+        if self.proven:
+            return "proven pure" if self.pure else "proven"
+        if self.sampler_check is None:
+            return "law certified, sampler not tested, not proven"
+        return "law certified, sampler tested, not proven"
+
     def __str__(self) -> str:
-        verdict = "HOLDS" if self.holds else "FAILS"
+        if self.holds:
+            verdict = "HOLDS" + (" (pure)" if self.pure else "")
+        elif self.law_holds:
+            verdict = f"NOT PROVEN: {self.status}"
+        else:
+            verdict = "FAILS"
         declared = "holds" if self.declared_holds else "fails"
         lines = [
             f"LDP claim ({self.epsilon_claimed:.12g}, {self.delta_claimed:.3g}) as implemented "
-            f"{verdict}{' (pure)' if self.pure else ''}",
+            f"{verdict}",
+            f"sampler provenance: {self.provenance.kind} ({self.provenance.reason})",
             f"declared law: {declared}: certified bound "
             f"{self.epsilon_bound:.12g} ({'exact' if self.exact else 'upper bound'}), "
-            f"tolerance {self.tolerance:g}",
+            f"relative tolerance {self.tolerance:g}",
             f"witness: {self.witness}",
         ]
         if self.delta is not None:
+            how = "as sampled" if self.proven else "as sampled by its declaration (not proven)"
             lines.append(
-                f"as sampled: ({self.epsilon_claimed:.6g}, {self.delta:.3g})-LDP"
+                f"{how}: ({self.epsilon_claimed:.6g}, {self.delta:.3g})-LDP"
                 + (" (pure)" if self.delta == 0.0 else "")
             )
         if self.sampler_check is not None:
@@ -294,12 +343,22 @@ def _evaluate(block: ChannelBlock, ts: list[Any], n_cells: int) -> _Evaluated:
         rows = [_tuple((float(block.feature_map(x)),), block.name) for x in features]
         inp = _index(rows, uniques, block.name)
     elif isinstance(block, CellBlock):
-        on = _index([_tuple(block.on(t), f"{block.name}.on") for t in ts], uniques, block.name)
-        off = _index([_tuple(block.off(t), f"{block.name}.off") for t in ts], uniques, block.name)
+        on = _index(
+            [_tuple(evaluate_inputs(block.on, t), f"{block.name}.on") for t in ts],
+            uniques,
+            block.name,
+        )
+        off = _index(
+            [_tuple(evaluate_inputs(block.off, t), f"{block.name}.off") for t in ts],
+            uniques,
+            block.name,
+        )
         if on.shape[1] != off.shape[1]:
             raise ValueError(f"{block.name}: on and off must return inputs of equal width")
     elif isinstance(block, LabelBlock):
-        inp = _index([_tuple(block.inputs(t), block.name) for t in ts], uniques, block.name)
+        inp = _index(
+            [_tuple(evaluate_inputs(block.inputs, t), block.name) for t in ts], uniques, block.name
+        )
     else:
         rows = [_tuple(block.inputs(j, t), block.name) for j in range(n_cells) for t in ts]
         inp = _index(rows, uniques, block.name).reshape(n_cells, len(ts), -1)
@@ -464,144 +523,113 @@ def _affine_ok(values: list[Any], ts: list[float]) -> bool:
     return bool(np.all(np.abs(pred - v) <= 1e-9 * (np.abs(v).max() + 1.0)))
 
 
-class _Affine:
-    """A symbolic ``slope * t + intercept``: passed to a block's input functions in place of
-    ``t``, it proves them affine for *every* ``t`` (when the function runs on it at all, it can
-    only have added, subtracted, multiplied or divided ``t`` by constants; any comparison,
-    conversion or other use of ``t`` raises ``TypeError``, and the declaration is not certified).
-    """
-
-    __slots__ = ("intercept", "slope")
-
-    def __init__(self, slope: float, intercept: float) -> None:
-        self.slope = slope
-        self.intercept = intercept
-
-    @staticmethod
-    def _const(other: Any) -> float:
-        if isinstance(other, bool) or not isinstance(other, int | float | np.integer | np.floating):
-            raise TypeError("only arithmetic with real constants is affine")
-        return float(other)
-
-    def __add__(self, other: Any) -> _Affine:
-        if isinstance(other, _Affine):
-            return _Affine(self.slope + other.slope, self.intercept + other.intercept)
-        return _Affine(self.slope, self.intercept + self._const(other))
-
-    __radd__ = __add__
-
-    def __neg__(self) -> _Affine:
-        return _Affine(-self.slope, -self.intercept)
-
-    def __pos__(self) -> _Affine:
-        return self
-
-    def __sub__(self, other: Any) -> _Affine:
-        if isinstance(other, _Affine):
-            return self + (-other)
-        return _Affine(self.slope, self.intercept - self._const(other))
-
-    def __rsub__(self, other: Any) -> _Affine:
-        return _Affine(-self.slope, self._const(other) - self.intercept)
-
-    def __mul__(self, other: Any) -> _Affine:
-        c = self._const(other)
-        return _Affine(self.slope * c, self.intercept * c)
-
-    __rmul__ = __mul__
-
-    def __truediv__(self, other: Any) -> _Affine:
-        c = self._const(other)
-        return _Affine(self.slope / c, self.intercept / c)
-
-    def __bool__(self) -> bool:
-        raise TypeError("a label-dependent branch is not affine")
-
-    def __float__(self) -> float:
-        raise TypeError("converting the label coordinate is not affine")
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __eq__(self, other: object) -> bool:
-        raise TypeError("comparing the label coordinate is not affine")
-
-    __lt__ = __le__ = __gt__ = __ge__ = __ne__ = __eq__
-
-
-def _symbolic_problems(block: ChannelBlock, n_cells: int) -> list[str]:
-    """Prove the block's inputs affine in ``t`` by running its input functions on ``_Affine``."""
-    if isinstance(block, FeatureBlock):
-        return []
-    calls: list[tuple[str, Callable[[Any], Sequence[Any]]]]
-    if isinstance(block, CellBlock):
-        calls = [("on", block.on), ("off", block.off)]
-    elif isinstance(block, LabelBlock):
-        calls = [("inputs", block.inputs)]
-    else:
-        calls = [(f"inputs(cell={j})", functools.partial(block.inputs, j)) for j in range(n_cells)]
+def _declaration_problems(
+    evaluated: list[_Evaluated], index_blocks: list[IndexBlock], ts: list[float]
+) -> list[str]:
+    """Why real labels are not covered by the extreme labels, if they are not: every input that
+    can depend on the label must be declared as *data* (constants and
+    :class:`~ldptree.accounting.AffineInput` terms: affine in ``t`` by construction) and its
+    channel ``convex_in_location``; a Python function of ``t`` is refused, since its values
+    between the evaluated labels are unknown (a function can even detect a probe and answer
+    it differently). Convexity is cross-checked on the evaluated labels."""
     problems = []
-    for name, call in calls:
-        try:
-            out = tuple(call(_Affine(1.0, 0.0)))
-            for v in out:
-                if not isinstance(v, _Affine):
-                    _Affine._const(v)
-        except (TypeError, ValueError, ArithmeticError) as err:
-            problems.append(
-                f"block {block.name!r}: {name} could not be shown affine in the label coordinate "
-                f"t for every t ({err}); only affine arithmetic on t with real constants is "
-                "certified for real labels"
-            )
-    return problems
-
-
-def _declaration_problems(evaluated: list[_Evaluated], ts: list[float]) -> list[str]:
-    """Checks of the block inputs' affinity in ``t`` (proven symbolically, :class:`_Affine`, and
-    cross-checked on the probes) and of convexity on the probes (the label map itself is an
-    :class:`~ldptree.accounting.AffineLabelMap`: monotone and affine by construction)."""
-    problems = []
-    n_cells = max(
-        (
-            ev.inp.shape[0]
-            for ev in evaluated
-            if isinstance(ev.block, RecordBlock) and ev.inp is not None
-        ),
-        default=1,
-    )
     for ev in evaluated:
-        problems.extend(_symbolic_problems(ev.block, n_cells))
-    for ev in evaluated:
-        if isinstance(ev.block, FeatureBlock):
+        block = ev.block
+        if isinstance(block, FeatureBlock):
             continue  # checked by _feature_problems, whatever the labels
-        arrays = [a for a in (ev.on, ev.off) if a is not None]
-        if ev.inp is not None:
-            arrays.append(ev.inp.reshape(-1, ev.inp.shape[-2], ev.inp.shape[-1]))
-        varying = False
-        affine = True
-        for arr in arrays:
-            arr3 = arr if arr.ndim == 3 else arr[None]
-            for group in arr3:
-                for slot in range(group.shape[1]):
-                    values = [ev.uniques[int(i)] for i in group[:, slot]]
-                    if any(v != values[0] for v in values):
-                        varying = True
-                        affine = affine and _affine_ok(values, ts)
-        if varying and not ev.block.channel.convex_in_location:
+        if isinstance(block, RecordBlock):
             problems.append(
-                f"block {ev.block.name!r}: inputs depend on the label but its channel is not "
+                f"block {block.name!r}: a RecordBlock's inputs are a Python function of "
+                "(cell, t), which finitely many labels cannot certify for every real label; "
+                "declare label_levels (labels enter through random levels) or finite labels"
+            )
+            continue
+        specs = [block.on, block.off] if isinstance(block, CellBlock) else [block.inputs]
+        if not all(is_data(spec) for spec in specs):
+            problems.append(
+                f"block {block.name!r}: its inputs are a Python function of the label "
+                "coordinate t, which finitely many labels cannot certify for every real label; "
+                "declare them as data (constants and AffineInput(slope, intercept) terms), or "
+                "declare label_levels or finite labels"
+            )
+            continue
+        varying = any(
+            isinstance(item, AffineInput) and item.slope != 0.0
+            for spec in specs
+            if isinstance(spec, tuple)
+            for item in spec
+        )
+        if varying and not block.channel.convex_in_location:
+            problems.append(
+                f"block {block.name!r}: inputs depend on the label but its channel is not "
                 "convex_in_location, so only the evaluated labels are covered"
             )
-        elif varying and not affine:
-            problems.append(f"block {ev.block.name!r}: inputs are not affine in label_map(y)")
+    for index_block in index_blocks:
+        if callable(index_block.label_index):
+            problems.append(
+                f"block {index_block.name!r}: label_index is a Python function of t, which "
+                "finitely many labels cannot certify for every real label; declare "
+                "label_levels or finite labels"
+            )
     return problems
 
 
 def _index_divergence(block: IndexBlock, n_cells: int) -> float:
-    """``|log_keep - log_other|``: the max-divergence of two different indices (0 when the
-    response has a single value)."""
+    """``|log(keep / other)|``: the max-divergence of two different indices (0 when the
+    response has a single value); from the integers when the block declares counts."""
     if n_cells * block.per_cell == 1:
         return 0.0
+    if block.counts is not None:
+        keep, other, _ = block.counts
+        if other == 0 or keep == 0:
+            return math.inf
+        return abs(math.log1p((keep - other) / other))
     return abs(block.log_keep - block.log_other)
+
+
+def _index_problems(block: IndexBlock, n_cells: int) -> list[str]:
+    """The index law must be a law: ``keep + (k - 1) other`` is the total (exactly, for
+    counts), and the declared log-probabilities agree with the counts."""
+    k = n_cells * block.per_cell
+    name = f"block {block.name!r}"
+    if block.counts is not None:
+        keep, other, total = block.counts
+        if keep + (k - 1) * other != total:
+            return [
+                f"{name}: keep + (k - 1) other = {keep + (k - 1) * other} is not the total "
+                f"{total} for k = {k} values: not a law"
+            ]
+        for value, count in ((block.log_keep, keep), (block.log_other, other)):
+            expected = math.log(count / total) if count else -math.inf
+            if not (value == expected or abs(value - expected) <= 1e-12 * (1.0 + abs(expected))):
+                return [f"{name}: log_keep/log_other disagree with the declared counts: not a law"]
+        return []
+    mass = math.exp(block.log_keep) + (k - 1) * math.exp(block.log_other)
+    if not abs(mass - 1.0) <= 1e-9:
+        return [
+            f"{name}: exp(log_keep) + (k - 1) exp(log_other) = {mass:.12g} for k = {k} values: "
+            "the probabilities do not sum to one (within 1e-9), so it is not a law"
+        ]
+    return []
+
+
+def _channel_problems(block: Any) -> list[str]:
+    """A channel's divergences are read, not recomputed, so only the library's channel classes
+    are accepted: :class:`~ldptree.accounting.FiniteChannel` (whose divergences the library
+    computes from the declared, normalisation-checked probabilities), the Laplace channel and
+    the mechanism kit's channels. Another object with the ``Channel`` methods could report any
+    divergence."""
+    channel = getattr(block, "channel", None)
+    if channel is None:
+        return []
+    module = type(channel).__module__
+    if module == "ldptree" or module.startswith("ldptree."):
+        return []
+    return [
+        f"block {block.name!r}: its channel {type(channel).__name__} is not a library channel, "
+        "so its divergences and normalisation cannot be checked; describe it as a "
+        "FiniteChannel (finite outputs and their probabilities)"
+    ]
 
 
 def _index_terms(block: IndexBlock, ts: list[Any], n_cells: int) -> tuple[FloatArray, FloatArray]:
@@ -609,7 +637,7 @@ def _index_terms(block: IndexBlock, ts: list[Any], n_cells: int) -> tuple[FloatA
     different cells always have different indices; in the same cell the index differs when the
     label index does."""
     d = _index_divergence(block, n_cells)
-    g = np.asarray([int(block.label_index(t)) for t in ts])
+    g = np.asarray([block.offset(t) for t in ts])
     same: FloatArray = np.where(g[:, None] != g[None, :], d, 0.0)
     diff: FloatArray = np.full((len(ts), len(ts)), d)
     return same, diff
@@ -911,8 +939,13 @@ def verify_ldp(
     use_diff = diff_total[best_diff] > same_total[best_same]
     p, q = (int(i) for i in (best_diff if use_diff else best_same))
     lower = float(diff_total[p, q] if use_diff else same_total[p, q])
-    proven = not feature_problems
-    notes.extend(feature_problems)
+    law_problems = list(feature_problems)
+    for any_block in law.blocks:
+        law_problems.extend(_channel_problems(any_block))
+    for block in index_blocks:
+        law_problems.extend(_index_problems(block, n_cells))
+    proven = not law_problems
+    notes.extend(law_problems)
     if real and not isinstance(law.label_map, AffineLabelMap):
         proven = False
         notes.append(
@@ -928,7 +961,7 @@ def verify_ldp(
             "than the worst level pair"
         )
     if real:
-        problems = _declaration_problems(evaluated, ts)
+        problems = _declaration_problems(evaluated, index_blocks, ts)
         corner = max(float(same_total[:2, :2].max()), float(diff_total[:2, :2].max()))
         if lower > corner + 1e-12 * max(1.0, abs(corner)):
             problems.append(
@@ -1005,14 +1038,15 @@ def verify_ldp(
 
     bound = lower if (certified and proven and consistent) else math.inf
     exact = bound == lower
-    declared_holds = bound <= claim + tol * max(1.0, claim)
+    # relative: an absolute allowance would let a 2x over-claim pass at a tiny epsilon
+    declared_holds = bound <= claim * (1.0 + tol)
 
     sampled, sampled_delta = _sampled_caveats(
         evaluated, n_cells, real, coordinate_pairs, exact_sampled_delta
     )
     delta = sampled_delta if declared_holds else None
-    holds = declared_holds and delta is not None and delta <= delta_claimed
-    if declared_holds and not holds:
+    law_holds = declared_holds and delta is not None and delta <= delta_claimed
+    if declared_holds and not law_holds:
         notes.append(
             f"the declared law holds but the sampler only approximates it: delta {delta:.3g} "
             f"as sampled exceeds the claimed delta {delta_claimed:.3g}"
@@ -1028,8 +1062,15 @@ def verify_ldp(
             key=jax.random.PRNGKey(0) if key is None else key,
         )
         if sampler_result.rejected:
-            holds = False
+            law_holds = False
             notes.append("privatize does not sample the declared report law (sampler check)")
+    origin = provenance(mechanism)
+    holds = law_holds and origin.proven
+    if law_holds and not origin.proven:
+        notes.append(
+            "not proven as implemented: the law is certified, but the sampler is hand-written, "
+            "so that it samples this law is only tested (check_sampler), never proven"
+        )
     if real and proven:
         notes.append(
             f"certified for every real label in [{probes[0]:.6g}, {probes[1]:.6g}] "
@@ -1049,4 +1090,6 @@ def verify_ldp(
         notes=tuple(notes),
         delta_claimed=delta_claimed,
         sampler_check=sampler_result,
+        law_holds=law_holds,
+        provenance=origin,
     )

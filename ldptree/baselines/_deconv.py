@@ -69,6 +69,7 @@ from ldptree.estimators import (
     RegressorMixin,
     check_fit_data,
     fit_scaler,
+    keeps_state_on_error,
     resolve_label_bound,
 )
 from ldptree.mechanisms import LaplaceFeatureLabelMechanism
@@ -243,6 +244,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         holder_chunk = check_int(self.holder_chunk, "holder_chunk", minimum=1)
         return h, floor, test_chunk, holder_chunk
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DECONVRegressor:
         """Each holder releases its noisy features and label; the curator keeps the releases."""
         epsilon = check_epsilon(self.epsilon, "epsilon")

@@ -40,6 +40,7 @@ from ldptree.estimators import (
     check_mechanism,
     encode_labels,
     fit_scaler,
+    keeps_state_on_error,
     private_class_counts,
     ratio_with_fallback,
     resolve_classes,
@@ -141,6 +142,10 @@ class _Histogram(BaseEstimator):
 
 
 class _HistogramRegressor(RegressorMixin, _Histogram):
+    label_bound: float | tuple[float, float] | None
+    truncation: float
+
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> Any:
         """Privatize ``(X, y)`` through the grid and read out truncated cell means."""
         t = check_real(self.truncation, "truncation")
@@ -299,6 +304,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
     ) -> None:
         self._keep(locals())
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
         """Privatize ``(X, y)`` through the grid and read out truncated class-1 frequencies."""
         floor = check_real(self.min_samples_cell, "min_samples_cell")

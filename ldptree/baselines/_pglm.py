@@ -104,6 +104,7 @@ from ldptree.estimators import (
     check_fit_data,
     encode_labels,
     fit_scaler,
+    keeps_state_on_error,
     resolve_classes,
 )
 from ldptree.mechanisms._discrete_gaussian import (
@@ -542,6 +543,7 @@ class PGLMClassifier(ClassifierMixin, BaseEstimator):
     ) -> None:
         self._keep(locals())
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PGLMClassifier:
         """One Gaussian release per holder, then OLS, scale correction on public X."""
         epsilon = check_epsilon(self.epsilon, "epsilon")

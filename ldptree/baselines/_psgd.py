@@ -29,7 +29,9 @@ PrivUnitG guarantee altogether (unbounded ratio, ``docs/baselines.md``); both mo
 the sphere at random instead (same mean, eps-LDP).
 
 The per-sample step is jitted and the pass is one ``lax.scan``; holder ``i``'s randomness is
-``fold_in(key, i)``, independent of the permutation's other entries.
+``fold_in(key, i)`` for ``i < 2^32`` (``fold_in(fold_in(key, i mod 2^32), i >> 32)`` beyond),
+independent of the permutation's other entries. Holder indices are 64-bit on the host and passed
+to the device as two 32-bit halves, so no index wraps and no two holders share a key.
 """
 
 from __future__ import annotations
@@ -63,6 +65,7 @@ from ldptree.estimators import (
     check_fit_data,
     encode_labels,
     fit_scaler,
+    keeps_state_on_error,
     resolve_classes,
 )
 from ldptree.rounds import budget_ledger
@@ -114,7 +117,7 @@ def _train(
     params: Params,
     X_public: jax.Array,
     y_public: jax.Array,
-    sequence: tuple[jax.Array, jax.Array, jax.Array, jax.Array],
+    sequence: tuple[jax.Array, jax.Array, jax.Array, jax.Array, jax.Array],
     key: jax.Array,
     lr: jax.Array,
     *,
@@ -123,9 +126,10 @@ def _train(
     warm_start_steps: int,
     clip: float,
 ) -> Params:
-    """Warm start, then the one-pass scan over ``sequence = (x, y, holder, valid)``.
+    """Warm start, then the one-pass scan over ``sequence = (x, y, index, private, valid)``.
 
-    ``holder[t] >= 0`` marks a private holder's index, ``-1`` a public sample; ``valid[t] = 0``
+    ``index[t]`` is a private holder's 64-bit index as ``uint32`` halves ``(low, high)``;
+    ``private[t]`` is false for a public sample (index ``(0, 0)``, unused); ``valid[t] = 0``
     marks a private label outside ``classes_``, released as the null record (zero gradient, so a
     uniformly random direction: pure noise).
     """
@@ -136,9 +140,10 @@ def _train(
     params, _ = jax.lax.scan(warm, params, None, length=warm_start_steps)
 
     def one(p: Params, sample: tuple[jax.Array, ...]) -> tuple[Params, None]:
-        x, y, holder, valid = sample
+        x, y, index, private, valid = sample
         grad = jax.grad(_bce)(p, x[None, :], y[None])
-        k = jax.random.fold_in(key, jnp.maximum(holder, 0))
+        low = jax.random.fold_in(key, index[0])
+        k = jax.lax.cond(index[1] == 0, lambda: low, lambda: jax.random.fold_in(low, index[1]))
         if per_tensor:
             keys = jax.random.split(k, len(grad))
             message = tuple(
@@ -148,7 +153,6 @@ def _train(
         else:
             flat, unravel = ravel_pytree(grad)
             message = unravel(privunit.privatize_ball(k, valid * flat, clip))
-        private = holder >= 0
         update = tuple(jnp.where(private, m, g) for m, g in zip(message, grad, strict=True))
         return _step(p, update, lr), None
 
@@ -235,6 +239,7 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
     ) -> None:
         self._keep(locals())
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PSGDClassifier:
         """Warm start on the public sample, then one interactive pass (module docstring)."""
         epsilon = check_epsilon(self.epsilon, "epsilon")
@@ -299,7 +304,12 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
         order = np.asarray(jax.random.permutation(k_perm, n_p + Xq_s.shape[0]))
         X_all = np.concatenate([Xp, Xq_s])[order]
         y_all = np.concatenate([np.maximum(codes, 0).astype(np.float32), yq01])[order]
-        holder = np.concatenate([np.arange(n_p), np.full(Xq_s.shape[0], -1)]).astype(np.int32)
+        # 64-bit holder indices (an int32 index wrapped at 2^31 and its holders shared a key)
+        holder = np.concatenate([np.arange(n_p, dtype=np.int64), np.full(Xq_s.shape[0], -1)])
+        private = holder >= 0
+        index = np.where(private, holder, 0).astype(np.uint64)
+        halves = np.stack([index & np.uint64(0xFFFFFFFF), index >> np.uint64(32)], axis=1)
+        halves = halves.astype(np.uint32)
         valid = np.concatenate([(codes >= 0), np.ones(Xq_s.shape[0], bool)]).astype(np.float32)
         params = _train(
             params,
@@ -308,7 +318,8 @@ class PSGDClassifier(ClassifierMixin, BaseEstimator):
             (
                 jnp.asarray(X_all),
                 jnp.asarray(y_all),
-                jnp.asarray(holder[order]),
+                jnp.asarray(halves[order]),
+                jnp.asarray(private[order]),
                 jnp.asarray(valid[order]),
             ),
             k_priv,

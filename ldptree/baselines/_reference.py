@@ -37,6 +37,7 @@ from ldptree.estimators import (
     check_class_labels,
     check_fit_data,
     encode_labels,
+    keeps_state_on_error,
     resolve_classes,
     route,
 )
@@ -141,6 +142,7 @@ class DTRegressor(RegressorMixin, _ReferenceTree):
     ) -> None:
         self._keep(locals())
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DTRegressor:
         """Grow CART on the chosen rows and store exact leaf means."""
         y = self._check_fit_input(X, y)
@@ -196,6 +198,7 @@ class CTClassifier(ClassifierMixin, _ReferenceTree):
     ) -> None:
         self._keep(locals())
 
+    @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> CTClassifier:
         """Grow CART on the chosen rows and store exact leaf class counts."""
         if self.criterion not in ("gini", "entropy"):

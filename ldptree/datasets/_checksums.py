@@ -32,7 +32,7 @@ def read_checksums(path: Path) -> dict[str, str]:
     """``{file name: lower-case hex digest}`` from a ``sha256sum``-style file."""
     table: dict[str, str] = {}
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a leading BOM is not part of a line
     except UnicodeDecodeError as err:
         raise ValueError(f"{path} is not UTF-8 text: {err}") from None
     for number, raw in enumerate(text.splitlines(), start=1):

@@ -16,14 +16,17 @@ import math
 import numpy as np
 
 from ldptree._typing import FloatArray
-from ldptree.datasets._table import is_missing
+from ldptree.datasets._table import CSV_NUMBER, is_missing
 
 MISSING_LEVEL = "<missing>"
 _INFINITE = frozenset({"inf", "infinity"})
 
 
 def as_number(cell: str) -> float | None:
-    """The finite number a cell spells, else ``None`` (``inf`` is no value a holder can hold)."""
+    """The finite number a cell spells by CSV rules (:data:`~._table.CSV_NUMBER`), else ``None``
+    (``inf`` is no value a holder can hold)."""
+    if not CSV_NUMBER.fullmatch(cell):
+        return None
     try:
         value = float(cell)
     except ValueError:
@@ -47,8 +50,9 @@ def parse_numeric(cells: list[str], column: str, source: str) -> FloatArray:
         if value is None:
             raise ValueError(
                 f"{source}: column {column!r}, data row {i + 1} holds the non-numeric value "
-                f"{cell!r}; list the column in categorical_feature_columns of the manifest or "
-                "fix the file"
+                f"{cell!r} (a number is written with the digits 0-9, an optional sign, one "
+                "decimal point and an optional exponent, e.g. -1.5e3: no '_' separators); "
+                "list the column in categorical_feature_columns of the manifest or fix the file"
             )
         out[i] = value
     return out

@@ -109,7 +109,7 @@ def read_manifest(data_dir: str | os.PathLike[str] | None = None) -> dict[str, M
 
 
 def _read_manifest(path: Path) -> dict[str, ManifestEntry]:
-    with path.open(newline="", encoding="utf-8") as handle:
+    with path.open(newline="", encoding="utf-8-sig") as handle:  # a BOM is not a column name
         reader = csv.DictReader(handle)
         header = tuple(reader.fieldnames or ())
         missing = [c for c in _REQUIRED if c not in header]

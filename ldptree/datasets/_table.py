@@ -2,7 +2,10 @@
 
 Cells are stripped of surrounding blanks; a cell equal to one of :data:`MISSING_TOKENS` is a
 missing value. Every row must have as many fields as the header (a ragged row is an error that
-names the file and line, never silently padded).
+names the file and line, never silently padded). A number is what :data:`CSV_NUMBER` matches:
+ASCII digits, an optional sign, at most one decimal point and an optional exponent, as CSV
+writers print numbers; Python's own ``float`` syntax is wider (``1_000``, non-ASCII digits) and
+is not used to decide what is a number.
 """
 
 from __future__ import annotations
@@ -10,11 +13,14 @@ from __future__ import annotations
 import csv
 import gzip
 import io
+import re
 from pathlib import Path
 from typing import Any
 
 #: Cell values read as "missing": empty, ``?`` (UCI's convention), and the usual NA spellings.
 MISSING_TOKENS = frozenset({"", "?", "NA", "N/A", "NaN", "nan", "null", "NULL", "None"})
+#: A number in a CSV cell (e.g. ``-12``, ``3.``, ``.5``, ``1.5e-3``).
+CSV_NUMBER = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 
 
 def read_table(path: Path) -> tuple[tuple[str, ...], list[list[str]]]:

@@ -2,7 +2,12 @@
 (the baselines are): base classes, input checks, what the public side derives from public data
 alone, routing. The machinery that runs a round is :mod:`ldptree.rounds`."""
 
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin, RegressorMixin
+from ldptree.estimators._base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    keeps_state_on_error,
+)
 from ldptree.estimators._classes import (
     UnknownClassWarning,
     check_class_labels,
@@ -44,6 +49,7 @@ __all__ = [
     "encode_labels",
     "fit_many",
     "fit_scaler",
+    "keeps_state_on_error",
     "lpct_leaves",
     "lpct_pruned_leaves",
     "lpdt_leaves",

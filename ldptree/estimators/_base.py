@@ -18,8 +18,10 @@ component they build during ``fit`` is immutable.
 
 from __future__ import annotations
 
+import functools
 import warnings
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast
 
 import attrs
 import numpy as np
@@ -30,10 +32,30 @@ from sklearn.exceptions import DataConversionWarning
 from sklearn.utils import Tags
 from sklearn.utils.validation import validate_data
 
-from ldptree._validation import NotFittedError, check_real_dtype, check_vector
+from ldptree._validation import NotFittedError, check_not_masked, check_real_dtype, check_vector
 from ldptree.estimators._classes import check_class_labels, encode_labels
 from ldptree.preprocessing._warn import warn_if_private_preprocessing
 from ldptree.rounds._rows import is_chunk_stream, is_memory_mapped
+
+_Fit = TypeVar("_Fit", bound=Callable[..., Any])
+
+
+def keeps_state_on_error(fit: _Fit) -> _Fit:
+    """``fit`` that leaves the estimator exactly as it was when it raises: a refused refit (bad
+    input, a refused mechanism, a bad value met in a streamed chunk, an interrupt) keeps the
+    previous fit whole, never half of a new one (attributes are restored, not patched)."""
+
+    @functools.wraps(fit)
+    def guarded(self: Any, *args: Any, **kwargs: Any) -> Any:
+        before = dict(self.__dict__)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return cast(_Fit, guarded)
 
 
 def _init_fields(component: Any) -> dict[str, Any]:
@@ -115,6 +137,7 @@ class BaseEstimator(_SkBaseEstimator):
                 f"{type(self).__name__} requires y to be passed, but the target y is None"
             )
         check_real_dtype(X, "X")
+        check_not_masked(y, "y")
         validate_data(self, X, reset=True, skip_check_array=is_memory_mapped(X))
         warn_if_private_preprocessing(self)
         y_arr = np.asarray(y)

@@ -8,11 +8,12 @@ iterables of chunks), never copied as a whole.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from ldptree._jax_cache import default_compilation_cache
 from ldptree._typing import FloatArray
 from ldptree._validation import check_label_bound, check_matrix, check_vector
+from ldptree.partitions._builder import MAX_DATA_FREE_DEPTH
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.rounds._rows import LabelCheck, PrivateRows, private_rows
 
@@ -23,10 +24,7 @@ def check_fit_data(
     """Validated ``(X, y, X_public, y_public)``; no public data gives ``(.., None, None)``.
 
     ``check_labels(y, name, n=rows)`` validates both label vectors (real labels by default).
-    Called first by every ``fit``, it also turns on the persistent compilation cache
-    (:func:`~ldptree._jax_cache.default_compilation_cache`; ``LDPTREE_JAX_CACHE=off`` opts out).
     """
-    default_compilation_cache()
     X_arr = check_matrix(X, "X")
     y_arr = check_labels(y, "y", n=X_arr.shape[0])
     return (X_arr, y_arr, *check_public_data(X_public, y_public, X_arr.shape[1], check_labels))
@@ -38,7 +36,6 @@ def check_fit_rows(
     """As :func:`check_fit_data`, but the private sample is read chunk by chunk
     (:class:`~ldptree.rounds.PrivateRows`: arrays, memory maps or an iterable of
     ``(X_chunk, y_chunk)`` pairs with ``y=None``), never copied as a whole."""
-    default_compilation_cache()
     rows = private_rows(X, y, check_labels=check_labels)
     return (rows, *check_public_data(X_public, y_public, rows.n_features, check_labels))
 
@@ -65,6 +62,25 @@ def check_public_data(
         return None, None
     yq = None if y_public is None else check_labels(y_public, "y_public", n=Xq.shape[0])
     return Xq, yq
+
+
+def check_data_free_depth(max_depth: Any, mechanism_for: Callable[[int], Any], name: Any) -> None:
+    """Without public data the partition splits every node down to ``max_depth``: refuse, before
+    growing it (minutes at depth 20), a depth whose ``2**max_depth`` cells the mechanism
+    ``mechanism_for(n_cells)`` cannot serve, naming ``max_depth``. Depths the partitioner itself
+    refuses (``> MAX_DATA_FREE_DEPTH``) and non-integers are left to its message."""
+    if isinstance(max_depth, bool) or not isinstance(max_depth, int):
+        return
+    if not 0 <= max_depth <= MAX_DATA_FREE_DEPTH:
+        return
+    try:
+        mechanism_for(2**max_depth)
+    except ValueError as err:
+        raise ValueError(
+            f"max_depth={max_depth} without public data makes a partition of 2**{max_depth} = "
+            f"{2**max_depth:,} cells, which mechanism={name!r} cannot serve ({err}); pass public "
+            "data (X_public) or a smaller max_depth"
+        ) from None
 
 
 def fit_scaler(X_public: FloatArray | None, n_features: int, margin: float) -> RangeScaler:

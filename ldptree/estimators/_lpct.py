@@ -38,7 +38,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import (
     check_components,
@@ -50,7 +50,7 @@ from ldptree.estimators._composition import (
 )
 from ldptree.estimators._default_mechanism import class_mechanism
 from ldptree.estimators._fits import check_mechanism_fits
-from ldptree.estimators._inputs import check_fit_rows, fit_scaler
+from ldptree.estimators._inputs import check_data_free_depth, check_fit_rows, fit_scaler
 from ldptree.estimators._lpct_readout import (
     FALLBACKS,
     check_lam,
@@ -148,6 +148,13 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             check_mechanism_fits(
                 self._kind, check_mechanism(self.mechanism, epsilon), n_classes=n_classes
             )
+        # the aggregate simulation draws summed reports: only mechanisms that can qualify
+        simulated = simulates_holders(aggregator)
+        if Xq is None:
+            choose = functools.partial(
+                class_mechanism, self.mechanism, epsilon, n_classes, simulated=simulated
+            )
+            check_data_free_depth(max_depth, choose, self.mechanism)
         key_partition, key_noise = split(as_key(self.random_state))
 
         d = rows.n_features
@@ -156,8 +163,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         y_grow = None if codes_q is None else codes_q.astype(np.float64)
         partition = partitioner.fit(Xq_scaled, y_grow, key=key_partition)
         n_cells = partition.n_leaves
-        # the aggregate simulation draws summed reports: only mechanisms that can qualify
-        simulated = simulates_holders(aggregator)
         mechanism, choice = class_mechanism(
             self.mechanism, epsilon, n_classes, n_cells, simulated=simulated
         )
@@ -340,6 +345,7 @@ class LPCTClassifier(_LPCTBase):
     ) -> None:
         self._keep(locals())
 
+    @keeps_state_on_error
     def fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPCTClassifier:
@@ -484,6 +490,7 @@ class LPCTPrunedClassifier(_LPCTBase):
             min_depth = check_int(self.min_depth, "min_depth", minimum=0)
         return max(max_depth, 0), min(max(min_depth, 0), max(max_depth, 0))
 
+    @keeps_state_on_error
     def fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPCTPrunedClassifier:

@@ -29,6 +29,7 @@ certified ``(epsilon, delta)`` is recorded in a :class:`~ldptree.accounting.Priv
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -43,7 +44,7 @@ from ldptree._validation import (
     check_real,
 )
 from ldptree.estimators._auto_depth import auto_depth
-from ldptree.estimators._base import BaseEstimator, RegressorMixin
+from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
 from ldptree.estimators._composition import (
     check_components,
     is_named,
@@ -51,7 +52,12 @@ from ldptree.estimators._composition import (
     route,
 )
 from ldptree.estimators._default_mechanism import regression_mechanism
-from ldptree.estimators._inputs import check_fit_rows, fit_scaler, resolve_label_bound
+from ldptree.estimators._inputs import (
+    check_data_free_depth,
+    check_fit_rows,
+    fit_scaler,
+    resolve_label_bound,
+)
 from ldptree.estimators._many import PendingFit
 from ldptree.estimators._readout import cell_means, lpdt_leaves, shrinkage_strength
 from ldptree.mechanisms._choose import MechanismChoice
@@ -212,6 +218,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         return regression_mechanism(name, epsilon, bound, n_cells, self.budget_split)
 
     # -- estimator API --------------------------------------------------------------------------
+    @keeps_state_on_error
     def fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> LPDTRegressor:
@@ -254,6 +261,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             depth_mechanism, _ = self._mechanism(epsilon, bound, 1, paper=True)
             depth = _resolve_depth(depth, depth_mechanism, rows.n, d, bound)
         partitioner = self._partitioner(depth)
+        if Xq is None:
+            choose = functools.partial(self._mechanism, epsilon, bound)
+            check_data_free_depth(depth, choose, self.mechanism)
         key_partition, key_noise = split(as_key(self.random_state))
 
         scaler = fit_scaler(Xq, d, margin)

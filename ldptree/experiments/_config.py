@@ -60,7 +60,12 @@ from ldptree.experiments._splits import (
 from ldptree.experiments._tuning import FixedParams, OracleTuning, PrivateTuning, Tuning
 
 _TOP = {"name", "seed", "reps", "epsilons", "methods", "data_dir", "out", "sources", "tuning"}
-_TUNING = {"mode", "grid", "grids", "validation_fraction", "training", "params"}
+#: The ``[tuning]`` keys each mode reads (a key of another mode is an error, never ignored).
+_TUNING = {
+    "oracle": {"mode", "grid", "grids"},
+    "private": {"mode", "grid", "grids", "validation_fraction", "training"},
+    "fixed": {"mode", "params"},
+}
 
 
 def _uniform(n: int, rng: np.random.Generator, *, d: int) -> tuple[FloatArray, FloatArray]:
@@ -71,10 +76,21 @@ def _figure1(n: int, rng: np.random.Generator) -> tuple[FloatArray, FloatArray]:
     return lpdt_figure1(n, rng)
 
 
-def _check_keys(table: dict[str, Any], allowed: set[str], where: str) -> None:
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; allowed: {sorted(allowed)}")
+def _check_keys(
+    table: dict[str, Any], allowed: set[str], where: str, known: set[str] | None = None
+) -> None:
+    """Refuse keys outside ``allowed``, naming them: "unknown" unless they are in ``known``
+    (keys of another variant, which this one would ignore: "does not apply")."""
+    extra = sorted(set(table) - allowed)
+    if not extra:
+        return
+    inapplicable = [k for k in extra if known is not None and k in known]
+    if inapplicable:
+        raise ValueError(
+            f"{where}: key(s) {inapplicable} do not apply here (they would be ignored); "
+            f"allowed: {sorted(allowed)}"
+        )
+    raise ValueError(f"{where}: unknown key(s) {extra}; allowed: {sorted(allowed)}")
 
 
 def _string(value: Any, where: str) -> str:
@@ -114,8 +130,9 @@ def _source(table: Any, index: int, data_dir: Path | None) -> DataSource:
             test_fraction=table.get("test_fraction", 0.2),
         )
     if "synthetic" in table:
-        _check_keys(table, {"synthetic", "name", "d", "sizes"}, where)
         kind = table["synthetic"]
+        keys = {"synthetic", "name", "sizes"} | ({"d"} if kind == "lpdt-uniform" else set())
+        _check_keys(table, keys, f"{where} (synthetic = {kind!r})", {"d"})
         if kind == "lpdt-uniform":
             d = check_int(table.get("d", 1), f"{where}.d", minimum=1)
             generator: Any = functools.partial(_uniform, d=d)
@@ -142,8 +159,10 @@ def _grid_choice(value: Any, where: str) -> str | Grid:
 def _tuning(table: Any, methods: list[str]) -> Tuning:
     if not isinstance(table, dict) or not isinstance(table.get("grids", {}), dict):
         raise TypeError(f"tuning (and tuning.grids) must be a table, got {table!r}")
-    _check_keys(table, _TUNING, "tuning")
     mode = table.get("mode", "oracle")
+    if not isinstance(mode, str) or mode not in _TUNING:
+        raise ValueError(f"tuning.mode must be 'oracle', 'private' or 'fixed', got {mode!r}")
+    _check_keys(table, _TUNING[mode], f"tuning (mode = {mode!r})", set().union(*_TUNING.values()))
     grids: dict[str, str | Grid] = {}
     if "grid" in table:
         grids = {m: _grid_choice(table["grid"], "tuning.grid") for m in methods}
@@ -157,9 +176,7 @@ def _tuning(table: Any, methods: list[str]) -> Tuning:
             validation_fraction=table.get("validation_fraction", 0.2),
             training=table.get("training", "disjoint"),
         )
-    if mode == "fixed":
-        return FixedParams(table.get("params", {}))
-    raise ValueError(f"tuning.mode must be 'oracle', 'private' or 'fixed', got {mode!r}")
+    return FixedParams(table.get("params", {}))
 
 
 def load_config(path: str | Path, *, quick: bool = False) -> tuple[Experiment, Path | None]:
@@ -167,7 +184,7 @@ def load_config(path: str | Path, *, quick: bool = False) -> tuple[Experiment, P
     repetitions and the first epsilon."""
     file = Path(path)
     try:
-        config = tomllib.loads(file.read_text(encoding="utf-8"))
+        config = tomllib.loads(file.read_text(encoding="utf-8-sig"))  # a BOM is no TOML key
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as err:
         raise ValueError(f"{file} is not valid TOML (UTF-8): {err}") from None
     _check_keys(config, _TOP, str(file))

@@ -28,6 +28,7 @@ from typing import Any
 
 import attrs
 
+from ldptree._locks import lock_folder, unlock_folder
 from ldptree._validation import NotApplicableError, check_int, check_positive
 from ldptree._warnings import warn_user
 from ldptree.experiments._methods import DEFAULT_METHODS
@@ -40,7 +41,6 @@ from ldptree.experiments._splits import DataSource, Split, impute_from_public
 from ldptree.experiments._tuning import Cell, Tuning
 
 RESULTS_FILE = "runs.csv"
-LOCK_FILE = "runs.csv.lock"
 
 
 def _epsilons(value: Any) -> tuple[float, ...]:
@@ -217,7 +217,8 @@ def run_experiment(
     differ. ``executor``: run the groups on this :class:`concurrent.futures.Executor` instead
     (e.g. a Dask cluster's, ``client.get_executor()``; ``jobs`` is then ignored); the rows are
     still written here, group by group, so the run resumes as usual. One run at a time per
-    folder: a lock file makes a concurrent run fail.
+    folder: a concurrent run fails (an exclusive ``flock`` on the folder, which the operating
+    system releases when the run ends, however it ends: a killed run never blocks the next).
     """
     jobs = check_int(jobs, "jobs", minimum=1)
     if executor is not None and not isinstance(executor, Executor):
@@ -226,18 +227,11 @@ def run_experiment(
         )
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
-    lock = folder / LOCK_FILE
-    try:
-        os.close(os.open(lock, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
-    except FileExistsError:
-        raise ValueError(
-            f"{folder} is in use by another run ({lock} exists); wait for it, or delete the lock "
-            "file if that run was killed"
-        ) from None
+    lock = lock_folder(folder, f"{folder} is in use by another run; wait for it to end")
     try:
         return _run_locked(experiment, folder / RESULTS_FILE, progress, jobs, executor)
     finally:
-        lock.unlink(missing_ok=True)
+        unlock_folder(lock)
 
 
 def _warn_selection(

@@ -1,13 +1,14 @@
 """Local randomizers: each holder's record ``(cell, label)`` -> one report.
 
 Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
-enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (:class:`CellRelease`,
-:class:`LabelRelease`, :class:`IndexRelease`, :class:`HadamardRelease`, each with one exact noise:
+enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (each an instance of a release
+kind, a :class:`Release` subclass with its own exact sampler, law, sums and likelihood:
+:class:`CellRelease`, :class:`LabelRelease` and :class:`IndexRelease` with one exact noise each,
 :class:`BitFlip`, :class:`UnaryFlip`, :class:`Geometric`, :class:`KaryResponse` or a finite channel
-:class:`MatrixNoise`) and its
-debiasing; sampling, summaries, likelihoods and the report law the accountant certifies are derived
-from those declarations. The library's mechanisms are compared in the documentation's mechanism
-library page.
+:class:`MatrixNoise`; :class:`HadamardRelease`, :class:`SubsetRelease`, :class:`LocalHashRelease`)
+and its debiasing; sampling, summaries, likelihoods and the report law the accountant certifies
+are derived from those declarations. The library's mechanisms are compared in the documentation's
+mechanism library page.
 """
 
 from ldptree.mechanisms._batch import SummaryJob, summarize_many
@@ -52,7 +53,14 @@ from ldptree.mechanisms._laplace_features import (
     LaplaceFeatureLabelMechanism,
     LaplaceFeatureLabelReport,
 )
+from ldptree.mechanisms._local_hash import LocalHashRelease
 from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse, UnaryFlip
+from ldptree.mechanisms._olh import (
+    OLHCellClassMechanism,
+    OLHCellClassReport,
+    OLHLaplaceMechanism,
+    OLHLaplaceReport,
+)
 from ldptree.mechanisms._oue import (
     OUECellClassMechanism,
     OUECellClassReport,
@@ -60,14 +68,24 @@ from ldptree.mechanisms._oue import (
     OUELaplaceReport,
 )
 from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
+from ldptree.mechanisms._release import CellShaped, Release
+from ldptree.mechanisms._releases import ItemRelease
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.mechanisms._split import SplitChoice, optimal_split, predicted_error
+from ldptree.mechanisms._subset import SubsetRelease
+from ldptree.mechanisms._subset_selection import (
+    SubsetCellClassMechanism,
+    SubsetCellClassReport,
+    SubsetLaplaceMechanism,
+    SubsetLaplaceReport,
+)
 from ldptree.mechanisms._variance import CellVariance, SupportsVariance
 
 __all__ = [
     "NULL_LABEL",
     "BitFlip",
     "CellRelease",
+    "CellShaped",
     "CellVariance",
     "ClassLabels",
     "DuchiMechanism",
@@ -77,6 +95,7 @@ __all__ = [
     "HadamardLaplaceReport",
     "HadamardRelease",
     "IndexRelease",
+    "ItemRelease",
     "KRRCellClassMechanism",
     "KRRJointMechanism",
     "KRRLaplaceMechanism",
@@ -91,8 +110,13 @@ __all__ = [
     "LaplaceCellLabelReport",
     "LaplaceFeatureLabelMechanism",
     "LaplaceFeatureLabelReport",
+    "LocalHashRelease",
     "MatrixNoise",
     "MechanismChoice",
+    "OLHCellClassMechanism",
+    "OLHCellClassReport",
+    "OLHLaplaceMechanism",
+    "OLHLaplaceReport",
     "OUECellClassMechanism",
     "OUECellClassReport",
     "OUELaplaceMechanism",
@@ -102,7 +126,13 @@ __all__ = [
     "RRLaplaceMechanism",
     "RRLaplaceReport",
     "RealLabels",
+    "Release",
     "SplitChoice",
+    "SubsetCellClassMechanism",
+    "SubsetCellClassReport",
+    "SubsetLaplaceMechanism",
+    "SubsetLaplaceReport",
+    "SubsetRelease",
     "SummaryJob",
     "SupportsVariance",
     "UnaryFlip",

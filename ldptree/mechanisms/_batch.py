@@ -33,6 +33,7 @@ import jax
 import numpy as np
 
 from ldptree._buckets import fine_bucket
+from ldptree._jax_cache import kernel as cached_kernel
 from ldptree._typing import PRNGKey
 from ldptree.protocols import FusedSummary, declares
 
@@ -55,7 +56,7 @@ class SummaryJob:
     first_holder: int = 0
 
 
-@partial(jax.jit, static_argnums=(0, 1))
+@cached_kernel(static_argnums=(0, 1))
 def _batched_sums(
     kernel: Callable[..., tuple[jax.Array, ...]], spec: Any, consts: Any, *args: Any
 ) -> tuple[jax.Array, ...]:

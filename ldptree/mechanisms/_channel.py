@@ -45,7 +45,7 @@ from ldptree._buckets import bucket
 from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
 from ldptree.accounting._channels import FiniteChannel
-from ldptree.mechanisms._exact import _max_log_ratio
+from ldptree.mechanisms._exact import _max_log_ratio, float_ratio_below
 from ldptree.mechanisms._noise import Noise
 
 __all__ = ["MAX_OUTPUTS", "MatrixNoise", "matrix_noise"]
@@ -65,10 +65,8 @@ def _check_bits(_: object, attribute: attrs.Attribute[int], value: int) -> None:
 
 
 def _ratio_below(epsilon: float) -> Fraction:
-    """A rational ``r <= e^epsilon`` (the float ``exp`` moved one ulp down)."""
-    if epsilon >= 700.0:
-        return Fraction(2**1000)
-    return Fraction(math.nextafter(math.exp(epsilon), 0.0))
+    """A rational ``r <= e^epsilon``, proven (:func:`._exact.float_ratio_below`)."""
+    return float_ratio_below(epsilon)
 
 
 @attrs.frozen(eq=False)
@@ -127,7 +125,16 @@ class MatrixNoise(Noise):
                 )
             return self.log_probs(int(a))
 
-        return FiniteChannel(outputs=self.outputs, log_probs=log_probs)
+        def counts(a: Any) -> tuple[int, ...]:
+            if a not in self.inputs:
+                raise ValueError(
+                    f"a matrix noise's input must be an integer in [0, {len(self.inputs) - 1}]"
+                )
+            return self.counts[int(a)]
+
+        return FiniteChannel(
+            outputs=self.outputs, log_probs=log_probs, counts=counts, total=1 << self.bits
+        )
 
     def mean(self, a: int) -> float:
         """``E[o | a]``, exact from the counts, rounded to float64."""
@@ -244,9 +251,11 @@ def matrix_noise(probabilities: Any, epsilon: float, *, bits: int = 64) -> Matri
     if np.abs(p.sum(axis=1) - 1.0).max() > 1e-9:
         raise ValueError("every row of probabilities must sum to 1 (within 1e-9)")
     high, low = p.max(axis=0), p.min(axis=0)
-    if ((low == 0) & (high > 0)).any() or (high > math.exp(eps) * low * (1 + 1e-9)).any():
+    # e^eps overflows float64 beyond eps ~ 709; no float matrix has a larger column ratio
+    ratio = math.exp(min(eps, 700.0))
+    if ((low == 0) & (high > 0)).any() or (high > ratio * low * (1 + 1e-9)).any():
         raise ValueError(
-            f"probabilities has a column whose ratio exceeds e^epsilon = {math.exp(eps):.6g}; "
+            f"probabilities has a column whose ratio exceeds e^epsilon = e^{eps:.6g}; "
             "it cannot be realised at this epsilon"
         )
     return _build(tuple(map(tuple, p.tolist())), eps, bits)

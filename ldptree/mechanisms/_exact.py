@@ -23,6 +23,7 @@ privacy bound holds *exactly* for the realised counts (module note below, and
 
 from __future__ import annotations
 
+import decimal
 import functools
 import math
 from collections.abc import Sequence
@@ -204,12 +205,57 @@ def dyadic_law(probabilities: Sequence[float] | FloatArray, first: int = 0) -> D
     return DyadicLaw(first=first, counts=tuple(counts))
 
 
+#: Decimal digits of :func:`exp_bounds` (its interval is ``e^x (1 +- 10^-39)``).
+EXP_DIGITS = 40
+#: :func:`exp_below` reads ``e^x`` for ``x`` at most this (a larger ``x`` gets the bound at it:
+#: still below ``e^x``, and far beyond any ratio 64-bit counts can realise).
+EXP_CAP = 1000.0
+
+
+@functools.lru_cache(maxsize=4096)
+def exp_bounds(x: float) -> tuple[Fraction, Fraction]:
+    """Rationals ``lo <= e^x <= hi``, proven: :meth:`decimal.Decimal.exp` is correctly rounded
+    (half-even) at ``EXP_DIGITS`` digits, so the exact value lies within one unit of its last
+    digit of the result; ``x`` is converted exactly. The bounds are ``e^x (1 +- ~10^-39)``."""
+    if not math.isfinite(x):
+        raise ValueError(f"x must be finite, got {x!r}")
+    with decimal.localcontext() as ctx:
+        ctx.prec = EXP_DIGITS
+        ctx.Emax = decimal.MAX_EMAX
+        ctx.Emin = decimal.MIN_EMIN
+        value = decimal.Decimal(x).exp()
+        unit = decimal.Decimal(1).scaleb(value.adjusted() - EXP_DIGITS + 1)
+    exact, step = Fraction(value), Fraction(unit)
+    return exact - step, exact + step
+
+
+def exp_below(x: float) -> Fraction:
+    """A proven rational lower bound of ``e^x`` (:func:`exp_bounds`, ``x`` capped at
+    ``EXP_CAP``)."""
+    return exp_bounds(min(float(x), EXP_CAP))[0]
+
+
+def float_ratio_below(x: float) -> Fraction:
+    """A rational ``r <= e^x``: the float ``exp(x)`` moved one ulp down when that is *proven*
+    below ``e^x`` (:func:`exp_bounds`; always, with a libm accurate to an ulp), else
+    :func:`exp_below`. Keeping the float where it is proven keeps the counts built from it
+    unchanged; the proof makes "rounding only lowers the budget" hold whatever the libm."""
+    if x >= 700.0:
+        return exp_below(x)
+    r = Fraction(math.nextafter(math.exp(x), 0.0))
+    lower = exp_below(x)
+    return r if r <= lower else lower
+
+
 def _ratio_upper(gamma: float) -> Fraction:
-    """A rational ``r_up >= e^{-gamma}`` and ``< 1``: the float ``exp`` moved up two ulps."""
+    """A rational ``r_up >= e^{-gamma}`` and ``< 1``: the float ``exp`` moved up two ulps where
+    that is proven above ``e^{-gamma}`` (:func:`exp_bounds`), else the proven upper bound."""
     r = math.nextafter(math.nextafter(math.exp(-gamma), 1.0), 1.0)
     if not r < 1.0:
         raise ValueError(f"gamma={gamma!r} is too small to represent e^-gamma below 1")
-    return Fraction(r)
+    # e^-gamma <= e^-min(gamma, 800): the bound at 800 is cheap and already below any float r
+    upper = exp_bounds(-min(float(gamma), 800.0))[1]
+    return Fraction(r) if Fraction(r) >= upper else upper
 
 
 def _half_sequence(q0: int, r: Fraction, length: int) -> list[int]:

@@ -32,13 +32,14 @@ from typing import Any
 import numpy as np
 
 from ldptree.mechanisms._kit import (
+    Indicator,
     LabelRelease,
     RealLabels,
     debias_indicators,
     label_level,
     label_levels,
 )
-from ldptree.mechanisms._noise import BitFlip, Geometric, KaryResponse
+from ldptree.mechanisms._noise import Geometric
 from ldptree.mechanisms._variance import CellVariance, indicator_variances, label_sum_variances
 from ldptree.protocols import CellEstimates
 
@@ -118,7 +119,7 @@ class GeometricLabel(SplitBudget):
         return ("label (geometric)", self.label_epsilon)
 
     def debias_cells(
-        self, noise: BitFlip | KaryResponse, stats: dict[str, Any], cell: str, n: int
+        self, noise: Indicator, stats: dict[str, Any], cell: str, n: int
     ) -> CellEstimates:
         """Counts and label sums from the indicator release ``cell`` and its cross sums with
         ``"code"`` (module docstring)."""

@@ -41,9 +41,12 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
 from ldptree.accounting._channels import Divergences, FiniteChannel
+from ldptree.accounting._law import RecordBlock
+from ldptree.mechanisms._labels import Labels
 from ldptree.mechanisms._noise import BitFlip, sample_noise
+from ldptree.mechanisms._release import Release, cell_cross_stat, noise_words
 
-__all__ = ["HadamardChannel", "HadamardNoise", "HadamardRelease", "hadamard_order"]
+__all__ = ["HadamardChannel", "HadamardRelease", "hadamard_order"]
 
 
 def hadamard_order(n_cells: int) -> int:
@@ -80,30 +83,22 @@ class HadamardChannel(FiniteChannel):
         )
 
 
-@attrs.frozen
-class HadamardNoise:
-    """The sampler's description: ``K`` rows and the bit's :class:`BitFlip`."""
-
-    flip: BitFlip
-    order: int
-
-    @property
-    def static(self) -> tuple[Any, ...]:
-        return ("hadamard", self.order, self.flip.bits)
-
-    def constants(self) -> tuple[Any, ...]:
-        return self.flip.constants()
-
-
 @attrs.frozen(eq=False)
-class HadamardRelease:
+class HadamardRelease(Release):
     """One coordinate per holder: ``2 r + b``, Hadamard response of the cell with budget
     ``epsilon`` (module docstring). Its summary is ``D_j`` for every cell ``j`` (``int[L]``), its
-    cross sums with a label release ``x`` are ``sum_i sigma_i H[r_i, j + 1] x_i``."""
+    cross sums with a label release ``x`` are ``sum_i sigma_i H[r_i, j + 1] x_i``.
+
+    ``packed=True`` draws one random word instead of two where the law allows it: with a 16-bit
+    flip and ``K <= 2^16`` rows, the row is the word's low bits and the flip's uniform its high 16
+    bits (independent and uniform, so the law is the same); otherwise two words as by default.
+    The reports differ from the default's for the same key.
+    """
 
     name: str
     epsilon: float = attrs.field(converter=to_epsilon)
     precision_bits: int | None = None
+    packed: bool = attrs.field(default=False, converter=bool)
 
     @property
     def width(self) -> int:
@@ -114,8 +109,24 @@ class HadamardRelease:
         """The randomized response on the bit (the whole ``epsilon``)."""
         return BitFlip(self.epsilon, self.precision_bits)
 
-    def noise(self, n_cells: int) -> HadamardNoise:
-        return HadamardNoise(self.flip, hadamard_order(n_cells))
+    @property
+    def abs_bound(self) -> int:
+        return 1  # signs
+
+    def static(self, n_cells: int, width: int, labels: Labels) -> tuple[Any, ...]:
+        order, bits = hadamard_order(n_cells), self.flip.bits
+        if self.packed and bits == 16 and order <= 1 << 16:
+            return ("hadamard", order, bits, "packed")
+        return ("hadamard", order, bits)
+
+    def constants(self, n_cells: int, labels: Labels) -> Any:
+        return self.flip.constants()
+
+    def block(self, n_cells: int, labels: Labels) -> RecordBlock:
+        return RecordBlock(self.name, self.channel(n_cells), inputs=_cell_only)
+
+    def assemble(self, outputs: list[Any], n_cells: int) -> np.ndarray[Any, Any]:
+        return np.asarray(outputs, dtype=np.int64).reshape(())
 
     def log_prob(self, value: int, cell: int, n_cells: int) -> float:
         """``log P(2 r + b | cell)`` (``-inf`` outside ``[0, 2K)``)."""
@@ -124,6 +135,12 @@ class HadamardRelease:
             return -math.inf
         r, b = divmod(int(value), 2)
         return float(self.flip.log_probs(plus_bit(r, cell + 1))[b]) - math.log(k)
+
+    def report_log_prob(self, out: Any, cell: int, t: int, n_cells: int) -> float:
+        return self.log_prob(int(np.asarray(out).reshape(-1)[0]), cell, n_cells)
+
+    def field(self, n_cells: int) -> tuple[tuple[int, ...], int, int]:
+        return ((), 0, 2 * hadamard_order(n_cells) - 1)
 
     def channel(self, n_cells: int) -> HadamardChannel:
         """The accountant's view: one coordinate whose input is the cell."""
@@ -141,6 +158,58 @@ class HadamardRelease:
 
         return HadamardChannel(outputs=tuple(range(2 * k)), log_probs=log_probs)
 
+    # -- traced --------------------------------------------------------------------------------
+    @staticmethod
+    def words(static: tuple[Any, ...]) -> int:
+        if static[3:] == ("packed",):
+            return 1  # the row in the low bits, the flip's uniform in the high 16
+        return 1 + noise_words(("bits", static[2]), 1)  # the row, then the bit's flip
+
+    @staticmethod
+    def sample(
+        static: tuple[Any, ...], consts: Any, words: jax.Array, cells: jax.Array, t: jax.Array
+    ) -> jax.Array:
+        return sample_hadamard(static, consts, words, cells)
+
+    @staticmethod
+    def sums(static: tuple[Any, ...], out: jax.Array, valid: jax.Array) -> jax.Array:
+        return hadamard_sums(out[:, 0], valid, static[1])
+
+    @staticmethod
+    def cross_sums(
+        static: tuple[Any, ...], out: jax.Array, rhs: jax.Array, valid: jax.Array, block: int
+    ) -> jax.Array:
+        return hadamard_sums(out[:, 0], valid, static[1], rhs).reshape(-1)
+
+    @staticmethod
+    def sum_bound(static: tuple[Any, ...]) -> int:
+        return 1
+
+    @staticmethod
+    def report_shape(static: tuple[Any, ...], n: int, n_cells: int) -> tuple[int, ...]:
+        return (n,)
+
+    @staticmethod
+    def trim(static: tuple[Any, ...], out: Any, n: int, n_cells: int) -> Any:
+        return out[:n, 0]
+
+    @staticmethod
+    def pad(static: tuple[Any, ...], report: Any, n: int, rows: int, n_cells: int) -> Any:
+        a = jnp.asarray(report).reshape(n, -1).astype(jnp.int32)
+        return jnp.pad(a, ((0, rows - n), (0, 0)))
+
+    @staticmethod
+    def stat(static: tuple[Any, ...], s: Any, n_cells: int) -> Any:
+        return s[:n_cells]
+
+    @staticmethod
+    def cross_stat(static: tuple[Any, ...], s: Any, n_cells: int, label_width: int) -> Any:
+        return cell_cross_stat(s, -1, 1, label_width, n_cells)
+
+
+def _cell_only(cell: int, t: Any) -> tuple[int, ...]:
+    return (int(cell),)
+
 
 def sample_hadamard(
     static: tuple[Any, ...], consts: Any, words: jax.Array, cells: jax.Array
@@ -151,6 +220,10 @@ def sample_hadamard(
     row = words[:, 0] & jnp.uint32(order - 1)
     column = cells.astype(jnp.uint32) + jnp.uint32(1)
     plus = (jax.lax.population_count(row & column) & jnp.uint32(1)) == 0
+    if static[3:] == ("packed",):  # the flip: the high 16 bits below the 16-bit threshold
+        b = ((words[:, 0] >> 16) < consts[0]) ^ plus
+        out_packed: jax.Array = row.astype(jnp.int32)[:, None] * 2 + b.astype(jnp.int32)[:, None]
+        return out_packed
     b = sample_noise(("bits", bits), consts, words[:, 1:], plus[:, None].astype(jnp.int32))
     out: jax.Array = row.astype(jnp.int32)[:, None] * 2 + b.astype(jnp.int32)
     return out

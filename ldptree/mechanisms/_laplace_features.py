@@ -29,7 +29,6 @@ Debiasing: the only cell statistic is the label total, ``s^ = n lo + step_Y sum_
 from __future__ import annotations
 
 import math
-from functools import partial
 from typing import Any, ClassVar, NamedTuple
 
 import attrs
@@ -38,6 +37,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
+from ldptree._jax_cache import kernel
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree._xp import as_float, float_dtype, namespace
@@ -312,7 +312,7 @@ def _mixture(noise: Geometric, weights: list[tuple[int, float]], code: int) -> f
     return float(np.logaddexp.reduce(terms))
 
 
-@partial(jax.jit, static_argnums=(0,))
+@kernel(static_argnums=(0,))
 def _privatize(
     statics: tuple[Any, Any],
     consts: Any,

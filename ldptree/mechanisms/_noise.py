@@ -48,20 +48,22 @@ import numpy as np
 from ldptree._buckets import bucket
 from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
-from ldptree.accounting._channels import FiniteChannel, binary_channel
+from ldptree.accounting._channels import FiniteChannel
 from ldptree.mechanisms._exact import (
     MAX_SUPPORT,
     PRECISION_BITS,
     DyadicLaw,
     chain_ratio,
     clamped_output_counts,
+    exp_below,
+    float_ratio_below,
     geometric_noise_law,
 )
 
 __all__ = ["MIN_REALISED", "BitFlip", "Geometric", "KaryResponse", "Noise", "UnaryFlip"]
 
 #: A noise realises at least this share of its claimed budget (the rest would be wasted privacy).
-MIN_REALISED = 0.99
+MIN_REALISED = 0.999
 #: Clamp margin of :class:`Geometric`, in units of ``1 / gamma`` (tail mass ``~ e^{-40}``).
 CLAMP_UNITS = 40.0
 #: Smallest margin accepted where the support limit caps it (tail mass ``~ e^{-20}``).
@@ -71,14 +73,34 @@ _LOG2 = math.log(2.0)
 _MIN_TABLE = 1024
 
 
+def _proven(threshold: int, bits: int, epsilon: float) -> bool:
+    """``(2^bits - T) / T <= e^eps``, decided in rationals against a proven lower bound of
+    ``e^eps`` (:func:`~ldptree.mechanisms._exact.exp_below`)."""
+    r = exp_below(epsilon)
+    return bool((2**bits - threshold) * r.denominator <= threshold * r.numerator)
+
+
+@functools.lru_cache(maxsize=4096)
 def _flip_threshold(epsilon: float, bits: int) -> int:
-    # q = 1 / (1 + e^eps) = e^-eps / (1 + e^-eps), written so that a large eps cannot overflow
+    """The flip threshold ``T``: the float ``ceil(q 2^bits)`` (``q = 1 / (1 + e^eps)``) where it
+    is proven to realise at most ``epsilon`` (:func:`_proven`), else the smallest ``T`` that
+    provably does, ``ceil(2^bits / (1 + r))`` for a rational ``r <= e^eps``. Either way the
+    realised ratio ``(2^bits - T) / T`` is at most ``e^eps`` in exact arithmetic: rounding only
+    lowers the budget."""
+    # q = e^-eps / (1 + e^-eps): a large eps cannot overflow
     q = math.exp(-epsilon) / (1.0 + math.exp(-epsilon))
-    return max(1, math.ceil(q * 2.0**bits))
+    threshold = max(1, math.ceil(q * 2.0**bits))
+    if _proven(threshold, bits, epsilon):
+        return threshold
+    r = exp_below(epsilon)
+    total = 1 << bits
+    return max(1, -((-total * r.denominator) // (r.denominator + r.numerator)))
 
 
 def _flip_epsilon(threshold: int, bits: int) -> float:
-    return math.log((2**bits - threshold) / threshold)
+    """``log((2^bits - T) / T)`` as ``log1p`` of the exact integer difference over ``T``
+    (relative accuracy, also at tiny budgets)."""
+    return math.log1p((2**bits - 2 * threshold) / threshold)
 
 
 def _check_precision(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
@@ -158,8 +180,20 @@ class BitFlip(Noise):
         keep, flip = math.log(total - t) - self.bits * _LOG2, math.log(t) - self.bits * _LOG2
         return np.array([keep, flip] if a == 0 else [flip, keep])
 
+    def counts(self, a: int) -> tuple[int, int]:
+        """``(count of output 0, count of output 1)`` out of ``2^bits`` for input ``a``."""
+        keep, flip = 2**self.bits - self.threshold, self.threshold
+        return (keep, flip) if a == 0 else (flip, keep)
+
     def channel(self) -> FiniteChannel:
-        return binary_channel(self.flip_prob)
+        def log_probs(a: Any) -> FloatArray:
+            if a not in (0, 1):
+                raise ValueError(f"a bit channel's input must be 0 or 1, got {a!r}")
+            return self.log_probs(int(a))
+
+        return FiniteChannel(
+            outputs=(0, 1), log_probs=log_probs, counts=self.counts, total=2**self.bits
+        )
 
     def mean(self, a: int) -> float:
         """``E[out | a] = q' + (1 - 2 q') a``."""
@@ -226,13 +260,21 @@ class UnaryFlip(BitFlip):
         total, t = 2**self.bits, self.threshold
         return np.array([math.log(total - t), math.log(t)]) - self.bits * _LOG2
 
+    def counts(self, a: int) -> tuple[int, int]:
+        """``(count of output 0, count of output 1)`` out of ``2^bits`` for input ``a``."""
+        if a == 1:
+            return (self.keep_one, self.keep_one)
+        return (2**self.bits - self.threshold, self.threshold)
+
     def channel(self) -> FiniteChannel:
         def log_probs(a: Any) -> FloatArray:
             if a not in (0, 1):
                 raise ValueError(f"a unary bit's input must be 0 or 1, got {a!r}")
             return self.log_probs(int(a))
 
-        return FiniteChannel(outputs=(0, 1), log_probs=log_probs)
+        return FiniteChannel(
+            outputs=(0, 1), log_probs=log_probs, counts=self.counts, total=2**self.bits
+        )
 
     def mean(self, a: int) -> float:
         return self.offset + self.slope * a
@@ -359,7 +401,14 @@ class Geometric(Noise):
                 raise ValueError(f"a geometric input must be an integer in [0, {self.span}]")
             return self.log_probs(int(a))
 
-        return FiniteChannel(outputs=self.outputs, log_probs=log_probs)
+        def counts(a: Any) -> tuple[int, ...]:
+            if a not in range(self.span + 1):
+                raise ValueError(f"a geometric input must be an integer in [0, {self.span}]")
+            return self.counts(int(a))
+
+        return FiniteChannel(
+            outputs=self.outputs, log_probs=log_probs, counts=counts, total=1 << PRECISION_BITS
+        )
 
     def mean(self, a: int) -> float:
         """``E[out | a]`` computed exactly from the counts (``a`` up to :attr:`max_bias`)."""
@@ -517,9 +566,10 @@ def _kary_counts(epsilon: float, k: int) -> tuple[int, int]:
     total = 1 << PRECISION_BITS
     if k == 1:
         return total, 0
-    # m = ceil(total / (e^eps + k - 1)) with e^eps rounded down to a rational below it, so
-    # m >= total / (e^eps + k - 1) and T = total - (k - 1) m <= e^eps m holds exactly.
-    ratio = Fraction(math.nextafter(math.exp(epsilon), 0.0)) if epsilon < 700 else Fraction(2**1000)
+    # m = ceil(total / (e^eps + k - 1)) with e^eps rounded down to a rational proven below it
+    # (float_ratio_below), so m >= total / (e^eps + k - 1) and T = total - (k - 1) m <= e^eps m
+    # holds exactly.
+    ratio = float_ratio_below(epsilon)
     denominator = ratio + (k - 1)
     m = -((-total * denominator.denominator) // denominator.numerator)
     m = max(m, 1)

@@ -82,9 +82,16 @@ def piecewise_matrix(epsilon: float, levels: int) -> FloatArray:
     return _window_matrix(epsilon, levels, best)
 
 
+#: Largest label budget the discretised matrix is built for: 64-bit counts cannot hold the
+#: ``e^{-eps}`` entries of a larger one, so a larger budget is realised as this one (less privacy
+#: loss than claimed, never more, as for every 64-bit noise beyond about ``e^44``).
+MAX_MATRIX_EPSILON = 40.0
+
+
 @functools.lru_cache(maxsize=64)
 def _noise(epsilon: float, levels: int) -> MatrixNoise:
-    return matrix_noise(piecewise_matrix(epsilon, levels), epsilon)
+    built = min(float(epsilon), MAX_MATRIX_EPSILON)
+    return matrix_noise(piecewise_matrix(built, levels), built)
 
 
 class PiecewiseReport(NamedTuple):

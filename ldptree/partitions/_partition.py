@@ -25,6 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
+from ldptree._jax_cache import kernel
 from ldptree._typing import FloatArray, Int32Array
 from ldptree._xp import is_traced, namespace
 
@@ -390,7 +391,7 @@ def _unflatten(aux: tuple[int, int], children: Any) -> Partition:
 jax.tree_util.register_pytree_node(Partition, _flatten, _unflatten)
 
 
-@jax.jit
+@kernel
 def _route(
     feature: jax.Array,
     threshold: jax.Array,

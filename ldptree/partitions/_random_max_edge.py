@@ -19,6 +19,7 @@ import attrs
 import jax
 import numpy as np
 
+from ldptree._jax_cache import kernel
 from ldptree._typing import FloatArray, PRNGKey
 from ldptree._validation import as_key
 from ldptree.partitions._builder import Node, TreeRule
@@ -58,7 +59,7 @@ class RandomMaxEdgePartitioner(TreeRule):
         return [(int(longest[pick]), float(mids[pick]))]
 
 
-@jax.jit
+@kernel
 def _draw_edge(key: PRNGKey, index: jax.Array, n_longest: jax.Array) -> jax.Array:
     """``randint(fold_in(key, index), (), 0, n_longest)``: the edge of the ``index``-th node."""
     return jax.random.randint(jax.random.fold_in(key, index), (), 0, n_longest)

@@ -1,72 +1,195 @@
 """The curator's collector: untrusted reports in, a durable deduplicated store, exact estimates.
 
 Every incoming report goes through :func:`~ldptree.protocol.parse_report` (never trusted, never
-a crash: anything invalid is counted under a reason) and is deduplicated by its report id.
-Accepted reports are *pending* until :meth:`Collector.commit`, which makes them durable and is
-the acknowledgement: a crash loses only what was not yet committed, and a restart reads back
-exactly what was.
+a crash: anything invalid is counted under a reason, a report of another round included) and is
+deduplicated by its report id. Accepted reports are *pending* until :meth:`Collector.commit`,
+which makes them durable and is the acknowledgement: a crash loses only what was not yet
+committed, and a restart reads back exactly what was.
 
-Storage, in one folder:
+**The store** is one SQLite database, ``reports.sqlite``, in the store folder (write-ahead log,
+``fsync`` at every commit). Its tables:
 
-* ``chunk-NNNNNN.json``: the reports of one commit (their ids and integer fields);
-* ``manifest.json``: the committed chunks with their SHA-256 and size, the ingested source files
-  (by SHA-256), the rejection counts, and the fingerprint of the published round.
+* ``reports``: one row per accepted report: its id (``UNIQUE``: a report is stored at most
+  once), its round (a key into ``rounds``), its releases as compact bytes
+  (:class:`~ldptree.protocol._codec.ReportCodec`) and a BLAKE2b checksum of id and bytes;
+* ``rounds``: the round fingerprint and the published object it was computed from;
+* ``rejections``: one row per distinct rejected report (a digest of its bytes, and the reason),
+  so each reason counts distinct reports once, however often one is resent;
+* ``sources``: the committed report files (name, SHA-256, reports accepted);
+* ``counts``: running counts of reports and of rejections by reason, kept by triggers in the
+  same statement as each insert (reading them costs nothing, whatever the store's size).
 
-One collector at a time holds a store (an exclusive lock on ``.lock``, released when the
-process ends however it ends). A commit writes its chunk, then the manifest, each to a
-temporary file that is flushed, ``fsync``-ed and atomically renamed over its final name (then
-the folder is ``fsync``-ed). The manifest is the commit point: a crash before its rename leaves
-the previous manifest, and the new chunk is an orphan that no manifest names (it is removed on
-restart; its reports were never acknowledged and come again from their source). On start the
-collector checks every chunk against its recorded SHA-256 and refuses a store that does not
-match (``ValueError``), or one written for another published round.
+Pending reports live in the open write transaction; :meth:`~Collector.commit` is one ``COMMIT``:
+atomic by construction, and its cost depends on what it commits, not on the store's size.
+Reading (counts, :meth:`~Collector.estimate`) goes through a second connection that sees only
+committed data.
 
-Estimates: :meth:`Collector.estimate` folds all committed reports through the mechanism's exact
-integer ``summarize`` (:class:`~ldptree.rounds.SumAggregator`) and ``debias``:
-the same computation, bit for bit, as the in-process path on the same reports.
+**Nothing tears.** Each of :meth:`~Collector.submit`, :meth:`~Collector.commit` and
+:meth:`~Collector.ingest_file` makes exactly one change (one SQL statement, or a savepoint's
+work ended by one ``COMMIT``) and that change is the last thing it evaluates: an exception
+raised anywhere inside it (an error, a ``KeyboardInterrupt``) leaves the collector and its
+store exactly as they were before the call. A closed collector refuses every call.
+
+**One collector per store.** The collector holds an exclusive ``flock`` on the store folder
+itself, taken before the database is opened. The operating system releases it when the process
+ends, however it ends (a killed collector's store opens again at once); there is no lock file
+whose deletion could break it.
+
+**A folder that is not a store is never modified**: the collector creates a store only in a
+new or empty folder, refuses a folder holding other files, and refuses (untouched) a store of
+the earlier file format (``manifest.json`` and ``chunk-*.json``), whose reports carry no round
+fingerprint.
+
+**Estimates** come from the round engine (:func:`ldptree.rounds.run`) with the committed reports
+as its source, streamed in batches of bounded size through the mechanism's exact integer
+``summarize`` (:class:`~ldptree.rounds.SumAggregator`) and ``debias``: the same computation, bit
+for bit, as the in-process path on the same reports.
 """
 
 from __future__ import annotations
 
-import fcntl
+import contextlib
 import hashlib
 import json
 import os
-from collections import Counter
+import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
+import attrs
 import numpy as np
 
+from ldptree._locks import lock_folder, unlock_folder
+from ldptree.protocol._codec import ReportCodec
 from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound, load_published
-from ldptree.protocol._report import REASONS, RejectedReportError, parse_report
+from ldptree.protocol._report import (
+    REASONS,
+    RejectedReportError,
+    parse_report,
+)
+from ldptree.protocol._sqlite import connect, is_sqlite, prepare
 from ldptree.protocols import CellEstimates
-from ldptree.rounds import Reports, Round, run
+from ldptree.rounds import Reports, Round, RoundResult, SumState, run
 
-__all__ = ["Collector"]
+__all__ = ["STORE_FILE", "Collector"]
 
+#: The store's database file inside the store folder.
+STORE_FILE = "reports.sqlite"
+#: ``PRAGMA application_id`` of a collector's store (ASCII "ldpc").
+STORE_APPLICATION_ID = 0x6C647063
 STORE_SCHEMA = "ldptree.protocol/store"
-_MANIFEST = "manifest.json"
+#: Version of the store's layout (1 was the earlier folder of JSON chunks).
+STORE_VERSION = 2
+_OWN_FILES = {STORE_FILE, *(STORE_FILE + suffix for suffix in ("-wal", "-shm", "-journal"))}
+_SCHEMA = (
+    "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE rounds (id INTEGER PRIMARY KEY, fingerprint TEXT NOT NULL UNIQUE,"
+    " published TEXT NOT NULL)",
+    "CREATE TABLE reports (seq INTEGER PRIMARY KEY, report_id BLOB NOT NULL UNIQUE,"
+    " round INTEGER NOT NULL REFERENCES rounds (id), fields BLOB NOT NULL,"
+    " checksum BLOB NOT NULL)",
+    "CREATE TABLE rejections (digest BLOB PRIMARY KEY, reason TEXT NOT NULL) WITHOUT ROWID",
+    "CREATE TABLE sources (name TEXT NOT NULL, sha256 TEXT NOT NULL, n INTEGER NOT NULL,"
+    " PRIMARY KEY (name, sha256))",
+    "CREATE TABLE counts (what TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID",
+    "CREATE TRIGGER count_report AFTER INSERT ON reports"
+    " BEGIN UPDATE counts SET n = n + 1 WHERE what = 'reports'; END",
+    "CREATE TRIGGER count_rejection AFTER INSERT ON rejections"
+    " BEGIN UPDATE counts SET n = n + 1 WHERE what = NEW.reason; END",
+    "INSERT INTO counts (what, n) VALUES ('reports', 0), "
+    + ", ".join(f"('{reason}', 0)" for reason in REASONS),
+)
+_INSERT_REPORT = "INSERT INTO reports (report_id, round, fields, checksum) VALUES (?, 1, ?, ?)"
+_INSERT_REJECTION = "INSERT OR IGNORE INTO rejections (digest, reason) VALUES (?, ?)"
+#: Bytes of decoded reports (int32) per batch when estimating from the store.
+BATCH_BYTES = 8 * 2**20
+#: Bytes read at a time while skipping the rest of an oversized line.
+_SKIP_BYTES = 2**20
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _checksum(report_id: bytes, fields: bytes) -> bytes:
+    return hashlib.blake2b(report_id + fields, digest_size=16).digest()
 
 
-def _write_atomic(folder: Path, name: str, data: bytes) -> None:
-    """``folder/name`` holds ``data`` entirely or keeps its previous content (temp + fsync +
-    rename + folder fsync)."""
-    tmp = folder / f".{name}.tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, folder / name)
-    fd = os.open(folder, os.O_RDONLY)
+def _digest_of_raw(raw: Any, limit: int) -> bytes:
+    """What makes two rejected reports "the same" for the rejection counts: the SHA-256 of the
+    canonical JSON of what they parse to (so that spacing and key order do not matter), or of
+    the stripped text when it is not JSON (or longer than ``limit``, and left unparsed)."""
+    obj, text = raw, None
+    if isinstance(raw, bytes | bytearray | str):
+        text = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else bytes(raw)
+        text = text.strip()
+        obj = None
+        if len(text) <= limit:
+            with contextlib.suppress(ValueError, RecursionError):
+                obj = json.loads(text)
     try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+        data = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=repr).encode()
+    except (TypeError, ValueError, RecursionError):
+        data = b"not representable"
+    if obj is None and text is not None:
+        data = text
+    return hashlib.sha256(data).digest()
+
+
+@attrs.frozen
+class _Accepted:
+    report_id: bytes
+    fields: bytes
+
+
+@attrs.frozen
+class _Rejected:
+    digest: bytes
+    reason: str
+
+
+def _undo_ingest(conn: sqlite3.Connection) -> None:
+    """Roll back an ``ingest_file``'s savepoint, keeping what was pending before it (nothing
+    to do when it is gone: committed, or never made)."""
+    if conn.in_transaction:
+        try:
+            conn.execute("ROLLBACK TO ingest")
+            conn.execute("RELEASE ingest")
+        except sqlite3.OperationalError:
+            pass  # no such savepoint
+
+
+def _old_store(manifest: Path) -> bool:
+    """Whether ``manifest`` is the manifest of a store of the earlier file format."""
+    try:
+        with open(manifest, "rb") as f:
+            head = f.read(4096)
+    except OSError:
+        return False
+    return STORE_SCHEMA.encode() in head
+
+
+def _check_folder(folder: Path) -> None:
+    """Refuse (``ValueError``, touching nothing) a folder that is neither a collector's store
+    nor empty."""
+    if not folder.is_dir():
+        raise ValueError(f"the store {folder} is not a folder")
+    names = {p.name for p in folder.iterdir()}
+    if "manifest.json" in names and _old_store(folder / "manifest.json"):
+        raise ValueError(
+            f"{folder} holds a report store of the earlier file format (manifest.json and "
+            "chunk-*.json), whose reports carry no round fingerprint and cannot be bound to a "
+            "round; it is left untouched. Collect the round anew into a new store folder."
+        )
+    if names and STORE_FILE not in names:
+        if names <= _OWN_FILES:
+            raise ValueError(
+                f"the store {folder} has lost its database {STORE_FILE} (only "
+                f"{sorted(names)} remain); refusing to start an empty store over them"
+            )
+        raise ValueError(
+            f"{folder} is not a collector store and is not empty ({len(names)} entries); a "
+            "collector creates its store only in a new or empty folder, so nothing was changed"
+        )
+    if STORE_FILE in names and not is_sqlite(folder / STORE_FILE):
+        raise ValueError(f"{folder / STORE_FILE} is not an SQLite database; nothing was changed")
 
 
 class Collector:
@@ -75,42 +198,82 @@ class Collector:
     Parameters
     ----------
     store:
-        Folder of the durable store (created if missing; an existing store is read back).
+        Folder of the durable store: created if missing, used if empty, read back if it is a
+        store of this round; anything else is refused (``ValueError``) and left untouched.
     published:
         The published round (dict or :class:`~ldptree.protocol.PublishedRound`); re-certified.
     """
 
     def __init__(self, store: str | os.PathLike[str], published: Any) -> None:
         self._round: PublishedRound = load_published(published)
+        self._codec = ReportCodec.of(self._round.layout)
+        self._limit = self._round.max_report_bytes
         self._folder = Path(store)
-        self._folder.mkdir(parents=True, exist_ok=True)
-        # one collector per store: two writers would race on chunk names and the manifest. The
-        # lock is released when the process ends, however it ends (a killed one included).
-        self._lock: Any = open(self._folder / ".lock", "a")  # noqa: SIM115 (held until close)
+        self._writer: sqlite3.Connection | None = None
+        self._reader: sqlite3.Connection | None = None
+        self._lock: int | None = None
+        self._savepoint = False  # an ingest savepoint may be open (see _ready)
+        if not self._folder.exists():
+            self._folder.mkdir(parents=True, exist_ok=True)
+        _check_folder(self._folder)
+        self._lock = lock_folder(
+            self._folder, f"the store {self._folder} is open in another collector"
+        )
         try:
-            fcntl.flock(self._lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except OSError:
-            self._lock.close()
-            raise ValueError(f"the store {self._folder} is open in another collector") from None
-        self._fingerprint = _sha256(self._round.fingerprint.encode())
-        self._chunks: list[dict[str, Any]] = []
-        self._sources: dict[str, str] = {}
-        self._committed_rejected: Counter[str] = Counter()
-        self._arrays: list[list[np.ndarray[Any, Any]]] = []  # per committed chunk
-        self._ids: set[str] = set()
-        self._pending_ids: list[str] = []
-        self._pending_set: set[str] = set()
-        self._pending: list[list[np.ndarray[Any, Any]]] = []
-        self._pending_rejected: Counter[str] = Counter()
-        try:
-            self._recover()
+            _check_folder(self._folder)  # again, now that no other collector can change it
+            self._open()
         except BaseException:
             self.close()
             raise
 
+    def _open(self) -> None:
+        path = self._folder / STORE_FILE
+        what = f"the store {path}"
+        self._writer = connect(path, what)
+        prepare(self._writer, STORE_APPLICATION_ID, _SCHEMA, what)
+        if self._writer.execute("PRAGMA journal_mode=WAL").fetchone()[0] != "wal":
+            raise ValueError(f"the store {path} cannot use a write-ahead log")
+        self._writer.execute("PRAGMA cache_size=-16384")  # 16 MiB of pages
+        meta = dict(self._writer.execute("SELECT key, value FROM meta").fetchall())
+        if not meta:
+            self._writer.execute("BEGIN IMMEDIATE")
+            self._writer.execute(
+                "INSERT INTO rounds (id, fingerprint, published) VALUES (1, ?, ?)",
+                (self._round.fingerprint, self._round.text),
+            )
+            self._writer.executemany(
+                "INSERT INTO meta (key, value) VALUES (?, ?)",
+                [
+                    ("schema", STORE_SCHEMA),
+                    ("version", str(STORE_VERSION)),
+                    ("protocol_version", str(SCHEMA_VERSION)),
+                    ("round", self._round.fingerprint),
+                ],
+            )
+            self._writer.execute("COMMIT")
+            meta = dict(self._writer.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("schema") != STORE_SCHEMA or meta.get("version") != str(STORE_VERSION):
+            raise ValueError(f"{path} is not an ldptree report store of version {STORE_VERSION}")
+        if meta.get("round") != self._round.fingerprint:
+            raise ValueError(f"the store {self._folder} was written for another published round")
+        self._reader = connect(path, what)
+        self._reader.execute("PRAGMA query_only=ON")
+
     def close(self) -> None:
-        """Release the store (pending, uncommitted reports are dropped, as in a crash)."""
-        self._lock.close()
+        """Release the store (pending, uncommitted reports are dropped, as in a crash). Every
+        later call on this collector is refused. A collector that is garbage-collected without
+        ``close`` (e.g. a notebook cell run again) closes itself."""
+        writer, reader = getattr(self, "_writer", None), getattr(self, "_reader", None)
+        lock = getattr(self, "_lock", None)
+        self._writer = self._reader = self._lock = None
+        for conn in (reader, writer):
+            if conn is not None:
+                conn.close()  # an open transaction is rolled back
+        if lock is not None:
+            unlock_folder(lock)
+
+    def __del__(self) -> None:
+        self.close()
 
     def __enter__(self) -> Collector:
         return self
@@ -118,142 +281,190 @@ class Collector:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- durable state -------------------------------------------------------------------------
-    def _recover(self) -> None:
-        path = self._folder / _MANIFEST
-        if path.exists():
-            try:
-                manifest = json.loads(path.read_bytes())
-                ok = manifest["schema"] == STORE_SCHEMA and manifest["version"] == SCHEMA_VERSION
-            except (ValueError, KeyError, TypeError):
-                ok = False
-            if not ok:
-                raise ValueError(f"{path} is not an ldptree report store manifest")
-            if manifest["published"] != self._fingerprint:
-                raise ValueError(
-                    f"the store {self._folder} was written for another published round"
-                )
-            self._chunks = list(manifest["chunks"])
-            self._sources = dict(manifest["sources"])
-            self._committed_rejected = Counter(manifest["rejected"])
-        names = {c["file"] for c in self._chunks}
-        for leftover in self._folder.iterdir():
-            orphan = leftover.name.startswith("chunk-") and leftover.name not in names
-            torn = leftover.name.startswith(".") and leftover.name.endswith(".tmp")
-            if orphan or torn:
-                leftover.unlink()  # never acknowledged: written by a commit that did not finish
-        for chunk in self._chunks:
-            data = (self._folder / chunk["file"]).read_bytes()
-            if _sha256(data) != chunk["sha256"]:
-                raise ValueError(f"chunk {chunk['file']} does not match its recorded SHA-256")
-            payload = json.loads(data)
-            ids = payload["ids"]
-            if len(ids) != chunk["n"] or self._ids.intersection(ids):
-                raise ValueError(f"chunk {chunk['file']} disagrees with the manifest")
-            self._ids.update(ids)
-            self._arrays.append(self._stack(payload["fields"], len(ids)))
+    # -- state ---------------------------------------------------------------------------------
+    def _ready(self) -> sqlite3.Connection:
+        """The writer, after undoing the savepoint of an ``ingest_file`` whose own clean-up was
+        interrupted (a second exception during its rollback); ``ValueError`` once closed."""
+        conn = self._writer
+        if conn is None:
+            raise ValueError("this collector is closed")
+        if self._savepoint:
+            _undo_ingest(conn)
+        self._savepoint = False
+        return conn
 
-    def _stack(self, fields: dict[str, Any], n: int) -> list[np.ndarray[Any, Any]]:
-        layout = self._round.mechanism.report_fields(self._round.n_cells)
-        return [
-            np.asarray(fields[name], dtype=np.int32).reshape(n, *shape)
-            for name, shape, _, _ in layout
-        ]
+    def _committed(self) -> sqlite3.Connection:
+        self._ready()
+        assert self._reader is not None
+        return self._reader
 
-    def commit(self, source: tuple[str, str] | None = None) -> int:
-        """Make the pending reports and rejection counts durable (the acknowledgement); return
-        how many reports were committed. ``source`` (name, SHA-256) marks an ingested file."""
-        layout = self._round.mechanism.report_fields(self._round.n_cells)
-        chunks = list(self._chunks)
-        n = len(self._pending_ids)
-        arrays: list[np.ndarray[Any, Any]] = []
-        if n:
-            arrays = [np.stack([report[i] for report in self._pending]) for i in range(len(layout))]
-            payload = {
-                "ids": self._pending_ids,
-                "fields": {name: a.tolist() for (name, *_), a in zip(layout, arrays, strict=True)},
-            }
-            data = json.dumps(payload, separators=(",", ":")).encode()
-            name = f"chunk-{len(chunks):06d}.json"
-            _write_atomic(self._folder, name, data)
-            chunks.append({"file": name, "sha256": _sha256(data), "n": n})
-        sources = dict(self._sources)
-        if source is not None:
-            sources[source[0]] = source[1]
-        rejected = self._committed_rejected + self._pending_rejected
-        manifest = {
-            "schema": STORE_SCHEMA,
-            "version": SCHEMA_VERSION,
-            "published": self._fingerprint,
-            "chunks": chunks,
-            "sources": sources,
-            "rejected": dict(rejected),
-        }
-        _write_atomic(self._folder, _MANIFEST, json.dumps(manifest, indent=1).encode())
-        # committed: only now does the in-memory state move on
-        self._chunks, self._sources, self._committed_rejected = chunks, sources, rejected
-        if n:
-            self._arrays.append(arrays)
-        self._ids.update(self._pending_ids)
-        self._pending_ids, self._pending, self._pending_rejected = [], [], Counter()
-        self._pending_set = set()
-        return n
+    def _counts(self, conn: sqlite3.Connection) -> dict[str, int]:
+        return dict(conn.execute("SELECT what, n FROM counts").fetchall())
 
     # -- input ---------------------------------------------------------------------------------
-    def submit(self, raw: Any) -> str | None:
-        """Validate one report (JSON text, bytes or a parsed object) and hold it pending; return
-        ``None`` if accepted, else the reason (one of :data:`~ldptree.protocol.REASONS`)."""
+    def _judge(self, raw: Any) -> _Accepted | _Rejected:
+        """Parse one report (no side effect)."""
         try:
             report_id, arrays = parse_report(raw, self._round)
         except RejectedReportError as err:
-            self._pending_rejected[err.reason] += 1
-            return err.reason
-        if report_id in self._ids or report_id in self._pending_set:
-            self._pending_rejected["duplicate"] += 1
-            return "duplicate"
-        self._pending_ids.append(report_id)
-        self._pending_set.add(report_id)
-        self._pending.append(arrays)
-        return None
+            return _Rejected(_digest_of_raw(raw, self._limit), err.reason)
+        return _Accepted(bytes.fromhex(report_id), self._codec.encode(arrays))
+
+    def _pending_one(self, conn: sqlite3.Connection, verdict: _Accepted | _Rejected) -> str | None:
+        """Hold one judged report pending. Exactly one SQL statement changes anything, and it is
+        the last operation evaluated (``return (change, value)[1]`` on one line): an exception
+        raised at any earlier point leaves everything as it was."""
+        if not conn.in_transaction:
+            conn.execute("BEGIN IMMEDIATE")
+        if isinstance(verdict, _Accepted):
+            report_id, fields = verdict.report_id, verdict.fields
+            known = conn.execute("SELECT 1 FROM reports WHERE report_id = ?", (report_id,))
+            if known.fetchone() is None:
+                row = (report_id, fields, _checksum(report_id, fields))
+                return (conn.execute(_INSERT_REPORT, row), None)[1]
+            digest = hashlib.sha256(b"duplicate\0" + report_id + fields).digest()
+            verdict = _Rejected(digest, "duplicate")
+        pair = (verdict.digest, verdict.reason)
+        return (conn.execute(_INSERT_REJECTION, pair), pair[1])[1]
+
+    def submit(self, raw: Any) -> str | None:
+        """Validate one report (JSON text, bytes or a parsed object) and hold it pending; return
+        ``None`` if accepted, else the reason (one of :data:`~ldptree.protocol.REASONS`)."""
+        conn = self._ready()
+        return self._pending_one(conn, self._judge(raw))
+
+    def commit(self) -> int:
+        """Make the pending reports and rejection counts durable (the acknowledgement: one
+        transaction); return how many reports were committed."""
+        conn = self._ready()
+        if not conn.in_transaction:
+            return 0
+        n = self._counts(conn)["reports"] - self._counts(self._committed())["reports"]
+        return (conn.execute("COMMIT"), n)[1]  # the commit point: the last operation
+
+    def _lines(self, f: IO[bytes], digest: Any) -> Iterator[bytes | _Rejected]:
+        """The non-blank lines of a report file, read line by line (at most one report's
+        length at a time); a line longer than any report is skipped unread, as a rejection."""
+        while line := f.readline(self._limit + 2):
+            digest.update(line)
+            if len(line) == self._limit + 2 and not line.endswith(b"\n"):
+                long = hashlib.sha256(line.strip())
+                while line and not line.endswith(b"\n"):
+                    line = f.readline(_SKIP_BYTES)
+                    digest.update(line)
+                    long.update(line.strip())
+                yield _Rejected(long.digest(), "oversized")
+            elif line.strip():
+                yield line.strip()
 
     def ingest_file(self, path: str | os.PathLike[str]) -> int | None:
-        """Submit every non-blank line of a report file and commit them with the file as one
-        unit. Returns the number of reports accepted from it, or ``None`` when the file was
-        already committed (same name and SHA-256) and is skipped."""
+        """Submit every non-blank line of a report file and commit them, with the file, as one
+        transaction (pending reports submitted before are committed with it). Returns the
+        number of reports accepted from it, or ``None`` when the file was already committed
+        (same name and SHA-256) and is skipped. The file is read line by line, twice (once to
+        check whether it was committed, once to ingest it): memory stays bounded by one report
+        whatever the file's size, and a file that changes meanwhile is refused (``ValueError``)."""
+        conn = self._ready()
         path = Path(path)
-        data = path.read_bytes()
-        digest = _sha256(data)
-        if self._sources.get(path.name) == digest:
+        first = hashlib.sha256()
+        with open(path, "rb") as f:
+            while block := f.read(_SKIP_BYTES):
+                first.update(block)
+        sha = first.hexdigest()
+        committed = self._committed().execute(
+            "SELECT 1 FROM sources WHERE name = ? AND sha256 = ?", (path.name, sha)
+        )
+        if committed.fetchone() is not None:
             return None
-        for line in data.split(b"\n"):
-            if line.strip():
-                self.submit(line)
-        return self.commit(source=(path.name, digest))
+        if not conn.in_transaction:
+            conn.execute("BEGIN IMMEDIATE")
+        self._savepoint = True
+        conn.execute("SAVEPOINT ingest")
+        try:
+            before = self._counts(conn)["reports"]
+            second = hashlib.sha256()
+            with open(path, "rb") as f:
+                for line in self._lines(f, second):
+                    verdict = line if isinstance(line, _Rejected) else self._judge(line)
+                    self._pending_one(conn, verdict)
+            if second.hexdigest() != sha:
+                raise ValueError(f"{path} changed while it was being ingested; nothing was kept")
+            n = self._counts(conn)["reports"] - before
+            source = (path.name, sha, n)
+            conn.execute("INSERT INTO sources (name, sha256, n) VALUES (?, ?, ?)", source)
+            return (conn.execute("COMMIT"), n)[1]  # the commit point: the last operation
+        except BaseException:
+            _undo_ingest(conn)
+            raise
 
     # -- output --------------------------------------------------------------------------------
     @property
     def n_reports(self) -> int:
         """Committed (durable) reports."""
-        return len(self._ids)
+        return self._counts(self._committed())["reports"]
+
+    @property
+    def n_pending(self) -> int:
+        """Reports accepted since the last commit (dropped if the collector stops first)."""
+        conn = self._ready()
+        return self._counts(conn)["reports"] - self._counts(self._committed())["reports"]
 
     @property
     def rejected(self) -> dict[str, int]:
-        """Committed rejection counts by reason (every reason, zeros included)."""
-        return {reason: int(self._committed_rejected[reason]) for reason in REASONS}
+        """Committed rejection counts by reason (every reason, zeros included); each distinct
+        rejected report counts once."""
+        counts = self._counts(self._committed())
+        return {reason: int(counts[reason]) for reason in REASONS}
+
+    @property
+    def sources(self) -> dict[str, str]:
+        """The committed report files: name to SHA-256."""
+        rows = self._committed().execute("SELECT name, sha256 FROM sources ORDER BY rowid")
+        return dict(rows.fetchall())
+
+    def report_batches(self, batch_size: int | None = None) -> Iterator[Any]:
+        """The committed reports in store order, as batches of the mechanism's report type of at
+        most ``batch_size`` reports (default: about 8 MiB of decoded integers). Each stored
+        report's checksum is verified (``ValueError`` on a mismatch); memory holds one batch."""
+        conn = self._committed()
+        if batch_size is None:
+            per_report = 4 * sum(p.count for p in self._codec.parts)
+            batch_size = max(1, min(1 << 16, BATCH_BYTES // max(per_report, 1)))
+        mechanism = self._round.mechanism
+        rows = conn.execute("SELECT report_id, fields, checksum FROM reports ORDER BY seq")
+        while chunk := rows.fetchmany(batch_size):
+            for report_id, fields, checksum in chunk:
+                if _checksum(report_id, fields) != checksum:
+                    raise ValueError(
+                        f"stored report {report_id.hex()} does not match its checksum: the "
+                        "store is damaged"
+                    )
+            data = np.frombuffer(b"".join(row[1] for row in chunk), dtype=np.uint8)
+            yield mechanism._assemble(self._codec.decode(data.reshape(len(chunk), -1)))
 
     def reports(self) -> Any:
-        """All committed reports as one batch of the mechanism's report type."""
-        if not self._arrays:
+        """All committed reports as one batch of the mechanism's report type (``O(n)`` memory:
+        :meth:`report_batches` streams them)."""
+        batches = [self._round.mechanism._report_arrays(b) for b in self.report_batches()]
+        if not batches:
             raise ValueError("no report has been committed yet")
-        mechanism = self._round.mechanism
-        merged = [
-            np.concatenate([chunk[i] for chunk in self._arrays])
-            for i in range(len(self._arrays[0]))
-        ]
-        return mechanism._assemble(merged)
+        merged = [np.concatenate([b[i] for b in batches]) for i in range(len(batches[0]))]
+        return self._round.mechanism._assemble(merged)
+
+    def _folded(self) -> RoundResult:
+        round_ = Round(partition=self._round.partition, mechanism=self._round.mechanism)
+        return run([round_], Reports(self.report_batches()))[0]
+
+    def summary(self) -> SumState:
+        """The exact integer sums of every committed report (``SumAggregator``'s state): states
+        of stores with disjoint reports add up (``SumAggregator.merge``) to the state of one
+        store holding them all."""
+        return cast(SumState, self._folded().state)
 
     def estimate(self) -> CellEstimates:
         """Debiased cell estimates from every committed report (exact integer sums): the
-        round's engine (:func:`ldptree.rounds.run`) folding the reports as its source."""
-        round_ = Round(partition=self._round.partition, mechanism=self._round.mechanism)
-        return run([round_], Reports([self.reports()]))[0].estimates
+        round's engine (:func:`ldptree.rounds.run`) folding the streamed reports."""
+        if self.n_reports == 0:
+            raise ValueError("no report has been committed yet")
+        result = self._folded()
+        return result.aggregator.finalize(result.state)

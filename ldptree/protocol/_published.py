@@ -9,18 +9,30 @@ A published round is a JSON object
      "scaler": {"lo": [float.hex, ...], "hi": [float.hex, ...]},
      "mechanism": {"name": "RRLaplaceMechanism", "params": {"epsilon": 1.0, ...}},
      "epsilon": 1.0,
-     "certificate": {"epsilon_claimed": .., "epsilon_bound": .., "delta": 0.0, "pure": true}}
+     "certificate": {"epsilon_claimed": .., "epsilon_bound": .., "delta": 0.0, "pure": true},
+     "nonce": "<32 lowercase hex digits: 128 random bits>"}
 
 Every float that routes a record is exact (hexadecimal ``float.hex`` strings, as in
 :meth:`~ldptree.partitions.Partition.to_json`); mechanism parameters are JSON numbers, which
 Python writes and reads back exactly. The certificate is the curator's
 :func:`~ldptree.accounting.verify_ldp` result, published for information only: a holder rebuilds
 the mechanism from its name and parameters and certifies it again (:func:`load_published`).
+
+The **round fingerprint** (:func:`round_fingerprint`) is the SHA-256 of the published object's
+canonical JSON text (keys sorted, no blanks, ASCII). The ``nonce`` is drawn afresh for every
+published round, so publishing the same partition, box and mechanism again is a *new* round with
+a new fingerprint: every report names the fingerprint of its round, the collector of a round
+rejects reports of any other, and a holder's ledger answers each fingerprint at most once.
 """
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
+import math
+import re
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -42,8 +54,10 @@ __all__ = [
     "PUBLISHED_SCHEMA",
     "SCHEMA_VERSION",
     "PublishedRound",
+    "canonical_json",
     "load_published",
     "publish",
+    "round_fingerprint",
 ]
 
 #: Schema name of a published round.
@@ -55,6 +69,29 @@ MECHANISMS: Mapping[str, type[KitMechanism]] = {
     cls.__name__: cls
     for cls in (RRLaplaceMechanism, LaplaceCellClassMechanism, LaplaceCellLabelMechanism)
 }
+
+
+_HEX32 = re.compile(r"[0-9a-f]{32}")
+
+
+def canonical_json(published: Mapping[str, Any]) -> str:
+    """The canonical JSON text of a published object: keys sorted, separators without blanks,
+    ASCII only (a NaN or infinity, which JSON cannot hold, is a ``ValueError``)."""
+    try:
+        return json.dumps(
+            published, sort_keys=True, separators=(",", ":"), ensure_ascii=True, allow_nan=False
+        )
+    except (TypeError, ValueError) as err:
+        raise ValueError(f"published is not plain JSON: {err}") from None
+
+
+def round_fingerprint(published: Mapping[str, Any]) -> str:
+    """The round's fingerprint: SHA-256 (64 lowercase hex digits) of
+    :func:`canonical_json` of the published object ``published``.
+
+    The one definition of "the same round": the holder's ledger, every report and the
+    collector's store all carry this value."""
+    return hashlib.sha256(canonical_json(published).encode("ascii")).hexdigest()
 
 
 def _param_names(cls: type[KitMechanism]) -> list[str]:
@@ -83,12 +120,17 @@ def _pure_certificate(mechanism: KitMechanism, n_cells: int, refusal: str) -> LD
     return cert
 
 
-def publish(partition: Partition, scaler: RangeScaler, mechanism: Any) -> dict[str, Any]:
+def publish(
+    partition: Partition, scaler: RangeScaler, mechanism: Any, *, nonce: str | None = None
+) -> dict[str, Any]:
     """The JSON object a curator publishes for one round (module docstring).
 
     Runs :func:`~ldptree.accounting.verify_ldp` for ``partition.n_leaves`` cells and refuses
     (``ValueError``) a mechanism whose certificate is not pure epsilon-LDP as sampled; a
-    mechanism that is not one of :data:`MECHANISMS` is a ``TypeError``.
+    mechanism that is not one of :data:`MECHANISMS` is a ``TypeError``. ``nonce`` (32 lowercase
+    hex digits) is drawn from the operating system's CSPRNG when not given: each call publishes
+    a new round (a new :func:`round_fingerprint`) unless the caller repeats a nonce on purpose,
+    e.g. to re-publish the very same round.
     """
     if not isinstance(partition, Partition):
         raise TypeError(f"partition must be a Partition, got {type(partition).__name__}")
@@ -98,9 +140,12 @@ def publish(partition: Partition, scaler: RangeScaler, mechanism: Any) -> dict[s
         raise ValueError(
             f"scaler has {scaler.n_features} features but the partition {partition.n_features}"
         )
+    nonce = secrets.token_hex(16) if nonce is None else _nonce(nonce)
     name = type(mechanism).__name__
     if MECHANISMS.get(name) is not type(mechanism):
         raise TypeError(f"mechanism must be one of {sorted(MECHANISMS)}, got {name}")
+    # Admission of a mechanism: today the built-in registry above plus this code's own
+    # certificate; hand-written mechanisms get their admission check here.
     cert = _pure_certificate(mechanism, partition.n_leaves, "it cannot be published")
     return {
         "schema": PUBLISHED_SCHEMA,
@@ -118,25 +163,52 @@ def publish(partition: Partition, scaler: RangeScaler, mechanism: Any) -> dict[s
             "delta": cert.delta,
             "pure": cert.pure,
         },
+        "nonce": nonce,
     }
+
+
+def _nonce(value: Any) -> str:
+    if not isinstance(value, str) or not _HEX32.fullmatch(value):
+        raise ValueError(f"nonce must be 32 lowercase hex digits (128 bits), got {value!r}"[:200])
+    return value
 
 
 @attrs.frozen(eq=False)
 class PublishedRound:
     """A validated published round: what a holder and the collector work from.
 
-    ``certificate`` is the one computed here, never the published one.
+    ``certificate`` is the one computed here, never the published one; ``text`` is the
+    published object's :func:`canonical_json` and ``fingerprint`` its :func:`round_fingerprint`.
     """
 
     partition: Partition
     scaler: RangeScaler
     mechanism: KitMechanism
     certificate: LDPCertificate
-    fingerprint: str  # canonical JSON of the published object (same round <=> same text)
+    text: str
+    fingerprint: str
 
     @property
     def n_cells(self) -> int:
         return self.partition.n_leaves
+
+    @functools.cached_property
+    def layout(self) -> tuple[tuple[str, tuple[int, ...], int, int], ...]:
+        """The mechanism's ``report_fields`` for this round's cells (what a report holds)."""
+        return self.mechanism.report_fields(self.n_cells)
+
+    @functools.cached_property
+    def max_report_bytes(self) -> int:
+        """A generous bound on the size of a valid report's JSON text (longer input is
+        rejected unread): 24 bytes per integer plus 1 KiB."""
+        return 1024 + 24 * sum(math.prod(shape) for _, shape, _, _ in self.layout)
+
+    @property
+    def epsilon(self) -> float:
+        """What one report of this round spends, as this code certified it: the larger of the
+        claimed epsilon and the certified bound (the bound may exceed the claim by the
+        verifier's rounding tolerance)."""
+        return max(self.certificate.epsilon_claimed, self.certificate.epsilon_bound)
 
 
 def _field(obj: Mapping[str, Any], name: str) -> Any:
@@ -192,10 +264,9 @@ def load_published(published: Any) -> PublishedRound:
             f"published schema version {version!r} is not known (this code reads version "
             f"{SCHEMA_VERSION})"
         )
-    try:
-        fingerprint = json.dumps(published, sort_keys=True, separators=(",", ":"))
-    except (TypeError, ValueError) as err:
-        raise ValueError(f"published is not plain JSON: {err}") from None
+    text = canonical_json(published)
+    if not isinstance(published.get("nonce"), str) or not _HEX32.fullmatch(published["nonce"]):
+        raise ValueError("published nonce must be 32 lowercase hex digits (a round's own nonce)")
     partition = Partition.from_json(json.dumps(_field(published, "partition")))
     scaler_obj = _field(published, "scaler")
     if not isinstance(scaler_obj, Mapping):
@@ -216,5 +287,6 @@ def load_published(published: Any) -> PublishedRound:
         scaler=RangeScaler(lo=lo, hi=hi),
         mechanism=mechanism,
         certificate=cert,
-        fingerprint=fingerprint,
+        text=text,
+        fingerprint=round_fingerprint(published),
     )

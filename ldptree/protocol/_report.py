@@ -1,4 +1,4 @@
-"""One holder's report: made from its own record and the published round; validated on arrival.
+"""A holder's report on the wire, and the collector's check of untrusted reports.
 
 A report is the JSON object
 
@@ -6,18 +6,19 @@ A report is the JSON object
 
     {"schema": "ldptree.protocol/report", "version": 1,
      "report_id": "<32 lowercase hex digits: 128 random bits>",
+     "round": "<the round fingerprint: 64 lowercase hex digits>",
      "fields": {"<release name>": [int, ...], ...}}
 
 with one flat list of integers per release of the mechanism, in the row-major order of its array
 in the mechanism's report (:meth:`~ldptree.mechanisms.KitMechanism.report_fields` gives each
 release's shape and the integers its noise can output). The report id only deduplicates
-retransmissions; it is drawn at random, so it carries nothing about the record.
+retransmissions; it is drawn at random, so it carries nothing about the record. ``round`` is
+:func:`~ldptree.protocol.round_fingerprint` of the published round the report answers: a report
+is valid for that round only.
 
-:func:`holder_report` draws the holder's randomness from the operating system's CSPRNG
-(``secrets.token_bytes``): ``W`` uniform 32-bit words (``words_per_holder``) fed to
-:meth:`~ldptree.mechanisms.KitMechanism.privatize_words`, the same exact integer sampling that
-:func:`~ldptree.accounting.verify_ldp` certifies. :func:`parse_report` is the collector's check
-of untrusted input; it raises :class:`RejectedReportError` with one of :data:`REASONS`.
+Holders make reports with :func:`~ldptree.protocol.holder_report`. :func:`parse_report` is the
+collector's check of untrusted input; it raises :class:`RejectedReportError` with one of
+:data:`REASONS`.
 """
 
 from __future__ import annotations
@@ -25,21 +26,19 @@ from __future__ import annotations
 import json
 import math
 import re
-import secrets
 from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 
-from ldptree._validation import check_real_dtype
-from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound, load_published
+from ldptree.protocol._published import SCHEMA_VERSION, PublishedRound
 
 __all__ = [
     "REASONS",
     "REPORT_SCHEMA",
     "RejectedReportError",
-    "holder_report",
     "parse_report",
+    "report_object",
 ]
 
 #: Schema name of a holder's report.
@@ -51,13 +50,14 @@ REASONS = (
     "schema",  # not a report object: wrong schema name, missing or extra keys
     "version",  # a schema version this code does not read
     "report_id",  # not 32 lowercase hex digits
+    "round",  # made for another round (its round fingerprint is not this round's)
     "shape",  # fields are not exactly the releases, or a list has the wrong length
     "type",  # an entry that is not an integer (float, bool, string, null, nested list)
     "range",  # an integer the mechanism's noise can never output
     "duplicate",  # a report id already accepted
 )
 _REPORT_ID = re.compile(r"[0-9a-f]{32}")
-_KEYS = {"schema", "version", "report_id", "fields"}
+_KEYS = {"schema", "version", "report_id", "round", "fields"}
 
 
 class RejectedReportError(ValueError):
@@ -68,70 +68,20 @@ class RejectedReportError(ValueError):
         self.reason = reason
 
 
-def _random_words(n_words: int) -> np.ndarray[Any, np.dtype[np.uint32]]:
-    raw = secrets.token_bytes(4 * n_words)
-    return np.frombuffer(raw, dtype="<u4").astype(np.uint32).reshape(1, n_words)
-
-
-def _features(record_x: Any, n_features: int) -> np.ndarray[Any, np.dtype[np.float64]]:
-    check_real_dtype(record_x, "record_x")
-    try:
-        x = np.asarray(record_x, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise TypeError("record_x must be a vector of real numbers") from None
-    if x.shape != (n_features,) or not np.all(np.isfinite(x)):
-        raise ValueError(f"record_x must be {n_features} finite numbers, got shape {x.shape}")
-    return x
-
-
-def _label(label: Any, integer: bool) -> np.ndarray[Any, Any]:
-    if isinstance(label, bool | np.bool_):
-        raise TypeError("label must be a number, not a bool")
-    if integer:
-        if not isinstance(label, int | np.integer) or not -(2**31) <= int(label) < 2**31:
-            raise ValueError(f"label must be a class code (an int32 integer), got {label!r}")
-        return np.asarray([int(label)], dtype=np.int32)
-    if not isinstance(label, int | float | np.integer | np.floating) or not math.isfinite(label):
-        raise ValueError(f"label must be a finite real number, got {label!r}")
-    return np.asarray([label], dtype=np.float32)
-
-
-def holder_report(record_x: Any, label: Any, published: Any) -> dict[str, Any]:
-    """One holder's report (module docstring) from its record ``(record_x, label)`` alone.
-
-    ``published`` is the curator's published object (a dict; validated and re-certified here) or
-    a :class:`~ldptree.protocol.PublishedRound` from :func:`load_published` (a holder with many
-    records loads once). ``record_x`` is the raw feature vector: it is scaled with the published
-    box and routed through the published partition here, on the holder's side. ``label`` is a
-    real label or a class code, as the mechanism takes.
-    """
-    round_ = load_published(published)
-    mechanism, n_cells = round_.mechanism, round_.n_cells
-    x = _features(record_x, round_.partition.n_features)
-    y = _label(label, mechanism.labels().integer)
-    cells = np.asarray(round_.partition.cells(round_.scaler.transform(x[None, :])))
-    words = _random_words(mechanism.words_per_holder(n_cells))
-    report = mechanism.privatize_words(words, cells, y, n_cells)
-    arrays = mechanism._report_arrays(report)
-    fields = {
-        name: np.asarray(arr)[0].astype(np.int64).reshape(-1).tolist()
-        for (name, *_), arr in zip(mechanism.report_fields(n_cells), arrays, strict=True)
-    }
+def report_object(round_: PublishedRound, report_id: str, arrays: list[Any]) -> dict[str, Any]:
+    """The JSON object of one report of ``round_`` (module docstring): one holder's release
+    arrays (holder axis dropped) as flat integer lists."""
+    layout = round_.mechanism.report_fields(round_.n_cells)
     return {
         "schema": REPORT_SCHEMA,
         "version": SCHEMA_VERSION,
-        "report_id": secrets.token_hex(16),
-        "fields": fields,
+        "report_id": report_id,
+        "round": round_.fingerprint,
+        "fields": {
+            name: np.asarray(arr).astype(np.int64).reshape(-1).tolist()
+            for (name, *_), arr in zip(layout, arrays, strict=True)
+        },
     }
-
-
-def max_report_bytes(round_: PublishedRound) -> int:
-    """A generous bound on the size of a valid report's JSON text (longer input is rejected
-    unread): 24 bytes per integer plus 1 KiB."""
-    count = sum(
-        math.prod(shape) for _, shape, _, _ in round_.mechanism.report_fields(round_.n_cells)
-    )
-    return 1024 + 24 * count
 
 
 def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray[Any, Any]]]:
@@ -142,7 +92,7 @@ def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray
     ever raised."""
     obj = raw
     if isinstance(raw, bytes | bytearray | str):
-        if len(raw) > max_report_bytes(round_):
+        if len(raw) > round_.max_report_bytes:
             raise RejectedReportError("oversized", f"{len(raw)} bytes")
         try:
             obj = json.loads(raw)
@@ -156,8 +106,12 @@ def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray
     report_id = obj["report_id"]
     if not isinstance(report_id, str) or not _REPORT_ID.fullmatch(report_id):
         raise RejectedReportError("report_id", f"{report_id!r}"[:100])
+    made_for = obj["round"]
+    if not isinstance(made_for, str) or made_for != round_.fingerprint:
+        shown = made_for[:64] if isinstance(made_for, str) else type(made_for).__name__
+        raise RejectedReportError("round", f"made for round {shown!r}, not this round")
     fields = obj["fields"]
-    layout = round_.mechanism.report_fields(round_.n_cells)
+    layout = round_.layout
     if not isinstance(fields, Mapping) or set(fields) != {name for name, *_ in layout}:
         raise RejectedReportError("shape", "fields must hold exactly the mechanism's releases")
     arrays = []
@@ -167,9 +121,14 @@ def parse_report(raw: Any, round_: PublishedRound) -> tuple[str, list[np.ndarray
             raise RejectedReportError(
                 "shape", f"{name} must be a list of {math.prod(shape)} integers"
             )
-        if not all(type(v) is int for v in values):
+        # whole-list checks in C: exact int type (bools and floats are not), then the range
+        if not set(map(type, values)) <= {int}:
             raise RejectedReportError("type", f"{name} holds a value that is not an integer")
-        if not all(lo <= v <= hi for v in values):
+        try:
+            wide = np.array(values, dtype=np.int64)
+        except OverflowError:
+            wide = None  # beyond 64 bits: outside any range
+        if wide is None or (wide.size and (wide.min() < lo or wide.max() > hi)):
             raise RejectedReportError("range", f"{name} holds a value outside [{lo}, {hi}]")
-        arrays.append(np.asarray(values, dtype=np.int32).reshape(shape))
+        arrays.append(wide.astype(np.int32).reshape(shape))
     return report_id, arrays

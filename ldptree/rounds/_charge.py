@@ -1,14 +1,15 @@
 """What an estimator charges for its private round: the certificate of the mechanism it runs.
 
 Before any private row is privatized, every estimator calls :func:`certified_spend` with its
-mechanism and the published partition's size. It runs :func:`~ldptree.accounting.verify_ldp`
-on the mechanism's own report law and
+mechanism and the published partition's size. The decision is
+:func:`ldptree.accounting.admit`'s (certify the report law; admit a kit-derived sampler; refuse a
+hand-written one unless wrapped in :class:`~ldptree.accounting.HandWritten`, whose sampler is
+then tested first), and the fit
 
-* refuses (``ValueError``) a mechanism whose certificate does not hold, or that has no report
-  law to certify, unless the estimator was built with ``allow_uncertified=True``;
+* refuses (``ValueError``) a mechanism that is not admitted, unless the estimator was built with
+  ``allow_uncertified=True``;
 * charges the certified claim: ``epsilon = cert.epsilon_claimed`` (the mechanism's ``epsilon``,
-  which the certified bound ``cert.epsilon_bound`` does not exceed) and ``delta = cert.delta``,
-  the delta of the mechanism *as sampled* (e.g. float32 Laplace noise with bounded support).
+  which the certified bound ``cert.epsilon_bound`` does not exceed) and ``delta = cert.delta``.
 
 A mechanism's self-declared ``spend`` is never what is charged. It is used only as the
 breakdown into parts (e.g. "cell" and "label"), and only when its total equals the certified
@@ -16,9 +17,10 @@ epsilon; otherwise the fit is refused with a ``ValueError`` naming ``mechanism.s
 
 Real labels are certified on the label range widened by its width on each side,
 ``[lo - w, hi + w]`` with ``w = hi - lo``: private labels may lie outside the declared range, so
-this also checks that the mechanism clips them. Certificates are cached per
-``(mechanism, n_cells, label range)`` for hashable mechanisms (the built-ins are frozen attrs
-classes, compared by value), so a grid of fits verifies each configuration once.
+this also checks that the mechanism clips them. Certificates are memoised per *value* of the
+mechanism (:func:`ldptree._memo.memoised`: a content fingerprint of a frozen mechanism's
+fields), so a grid of fits verifies each configuration once, and a mechanism that is mutable or
+hashed by identity is verified again at every fit.
 
 With ``allow_uncertified=True`` (research on mechanisms that cannot be certified) the fit runs,
 charges the mechanism's declared ``epsilon`` (and a declared ``spend``'s delta), and records
@@ -35,7 +37,7 @@ import attrs
 
 from ldptree._memo import memoised
 from ldptree._validation import check_positive
-from ldptree.accounting._law import VerifiableMechanism
+from ldptree.accounting._admit import AdmissionError, admit, widened
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate, verify_ldp
@@ -60,24 +62,33 @@ class CertifiedSpend:
         return self.certificate is not None
 
 
-def _widened(label_bound: tuple[float, float] | None) -> tuple[float, float] | None:
-    if label_bound is None:
-        return None
-    lo, hi = (float(b) for b in label_bound)
-    return (lo - (hi - lo), hi + (hi - lo))
-
-
 @functools.lru_cache(maxsize=512)
-def _cached(mechanism: Any, n_cells: int, domain: tuple[float, float] | None) -> LDPCertificate:
+def _verified(mechanism: Any, n_cells: int, domain: tuple[float, float] | None) -> LDPCertificate:
     return verify_ldp(mechanism, n_cells=n_cells, label_bound=domain)
 
 
 def certify(
     mechanism: Any, n_cells: int, label_bound: tuple[float, float] | None
 ) -> LDPCertificate:
-    """``verify_ldp`` of ``mechanism`` for ``n_cells`` cells over the widened label range
-    (module docstring), cached when the mechanism is hashable."""
-    return memoised(_cached, mechanism, n_cells, _widened(label_bound))
+    """``verify_ldp`` of ``mechanism`` for ``n_cells`` cells over the widened label range (no
+    admission decision: :func:`admitted` makes it), memoised by the mechanism's value."""
+    return memoised(_verified, mechanism, int(n_cells), widened(label_bound))
+
+
+@functools.lru_cache(maxsize=512)
+def _admitted(
+    mechanism: Any, n_cells: int, label_bound: tuple[float, float] | None
+) -> LDPCertificate:
+    return admit(mechanism, n_cells=n_cells, label_bound=label_bound)
+
+
+def admitted(
+    mechanism: Any, n_cells: int, label_bound: tuple[float, float] | None
+) -> LDPCertificate:
+    """:func:`~ldptree.accounting.admit`'s certificate of ``mechanism`` for ``n_cells`` cells
+    (``AdmissionError``, a ``ValueError``, when refused), memoised by the mechanism's value."""
+    bound = None if label_bound is None else (float(label_bound[0]), float(label_bound[1]))
+    return memoised(_admitted, mechanism, int(n_cells), bound)
 
 
 def _declared(mechanism: Any, epsilon: float) -> PrivacySpend | None:
@@ -111,37 +122,26 @@ def certified_spend(
     """The spend a fit charges for one report per holder (module docstring).
 
     ``label_bound`` is the real-label range the fit declares (``None`` for class labels: the
-    report law's finite domain is certified). ``ValueError`` when the mechanism cannot be
-    certified (no report law) or its certificate does not hold, unless ``allow_uncertified``.
+    report law's finite domain is certified). ``ValueError`` when the mechanism is not admitted
+    (:func:`~ldptree.accounting.admit`), unless ``allow_uncertified``.
     """
     if not isinstance(allow_uncertified, bool):
         raise TypeError(f"allow_uncertified must be True or False, got {allow_uncertified!r}")
     claim = float(mechanism.epsilon)
-    if not isinstance(mechanism, VerifiableMechanism):
+    try:
+        cert = admitted(mechanism, int(n_cells), label_bound)
+    except AdmissionError as err:
         if not allow_uncertified:
-            raise ValueError(
-                f"{type(mechanism).__name__} has no report_law, so its epsilon={claim:.6g} "
-                "cannot be certified; give it a report_law (see ldptree.accounting.ReportLaw) "
-                "or pass allow_uncertified=True to run it uncertified"
-            )
-        return _uncertified(mechanism, claim, "no report_law")
-    cert = certify(mechanism, int(n_cells), label_bound)
-    if not cert.holds or cert.delta is None:
-        if not allow_uncertified:
-            raise ValueError(
-                f"the certificate of {type(mechanism).__name__} does not hold: it claims "
-                f"epsilon={cert.epsilon_claimed:.12g} but its report law is certified only "
-                f"up to epsilon={cert.epsilon_bound:.12g} for n_cells={n_cells} (witness: "
-                f"{cert.witness.record} vs {cert.witness.other}); fix the mechanism or pass "
-                "allow_uncertified=True to run it uncertified"
-            )
-        return _uncertified(
-            mechanism, claim, f"certificate fails: bound {cert.epsilon_bound:.6g} > claim"
-        )
+            raise
+        return _uncertified(mechanism, claim, err.reason)
+    assert cert.delta is not None  # admitted certificates have a delta
     declared = _declared(mechanism, cert.epsilon_claimed)
     parts = declared.parts if declared is not None else ()
     spend = PrivacySpend(epsilon=cert.epsilon_claimed, delta=cert.delta, parts=parts)
-    return CertifiedSpend(spend=spend, certificate=cert, entry="one report per holder")
+    entry = "one report per holder"
+    if not cert.proven:
+        entry += f" ({cert.status})"
+    return CertifiedSpend(spend=spend, certificate=cert, entry=entry)
 
 
 def _uncertified(mechanism: Any, claim: float, why: str) -> CertifiedSpend:

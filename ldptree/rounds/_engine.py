@@ -49,6 +49,11 @@ def run(
     if executor is None:
         executor = Threads() if len(jobs) == 1 else Batched()
     if isinstance(source, Reports):
+        if len(jobs) > 1 and not isinstance(source.parts, tuple):
+            raise ValueError(
+                "streamed reports (parts given as an iterator) are read once, by one round; "
+                "pass the parts as a list or tuple to run several rounds over them"
+            )
         states = executor.fold_reports(jobs, source)
     elif isinstance(source, PrivateRows):
         if any(job.key is None for job in jobs):

@@ -32,6 +32,7 @@ from typing import Any, Literal, Protocol, TypeVar, cast
 import attrs
 import jax
 
+from ldptree.accounting._reuse import watch_key_use
 from ldptree.mechanisms._batch import SummaryJob, summarize_many
 from ldptree.protocols import (
     Aggregator,
@@ -204,7 +205,11 @@ class Batched(Threads):
             states[i] = job.aggregator.init()
             rows_id = r.rows_id()
             if rows_id not in read:
-                read[rows_id] = [(X, mechanism_labels(y, host=True)) for X, y in r.pieces(source)]
+                read[rows_id] = [
+                    (X, mechanism_labels(y, host=True)) for X, y in r.pieces(source, watch=False)
+                ]
+            for _ in watch_key_use(job.key, read[rows_id]):  # one read, every round's key
+                pass
             route_id = (rows_id, id(r.partition))
             if route_id not in routes:
                 routes[route_id] = [r.partition.cells(X) for X, _ in read[rows_id]]

@@ -13,6 +13,7 @@ import numpy as np
 
 from ldptree._typing import PRNGKey
 from ldptree._validation import check_int
+from ldptree.accounting._reuse import watch_key_use
 from ldptree.mechanisms._random import fold_in
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
@@ -71,15 +72,18 @@ class Round:
         """The round's aggregator, bound to its mechanism and number of cells."""
         return self.aggregator(self.mechanism, self.n_cells)
 
-    def pieces(self, source: PrivateRows) -> Iterator[Piece]:
+    def pieces(self, source: PrivateRows, *, watch: bool = True) -> Iterator[Piece]:
         """``(scaled rows, converted labels)`` of at most ``chunk_size`` holders, in holder
-        order, read from ``source``."""
+        order, read from ``source``. With ``watch`` (and a release key) the pieces pass through
+        :func:`~ldptree.accounting.watch_key_use`, which warns when this key privatized other
+        data before; a caller that shares one read among rounds watches each key itself."""
         scale, convert = self.scaler, self.labels
         raw = (
             (X if scale is None else scale.transform(X), y if convert is None else convert(y))
             for X, y in source.chunks(self.chunk_size)
         )
-        return pieces(raw, self.chunk_size)
+        out = pieces(raw, self.chunk_size)
+        return watch_key_use(self.key, out) if watch and self.key is not None else out
 
     def rows_id(self) -> Hashable:
         """Rounds with equal ids read the same pieces from one source (same scaling, label

@@ -45,17 +45,29 @@ def is_file(part: Any) -> bool:
     return isinstance(part, str | os.PathLike)
 
 
+def _parts(parts: Any) -> Any:
+    """A list or tuple of parts as a tuple; any other iterable (e.g. a store's batches, read one
+    at a time) as it is."""
+    return tuple(parts) if isinstance(parts, list | tuple) else parts
+
+
 @attrs.frozen(eq=False)
 class Reports:
     """Released reports in parts, in holder order, each folded with the aggregator's ``update``:
     report pytrees (as ``mechanism.privatize`` returns them), paths of files written by
     :func:`save_reports` (``like``, any report of the mechanism, is then required) or, for the
-    :class:`~ldptree.rounds.Dask` executor, futures (``client.scatter([reports])[0]``)."""
+    :class:`~ldptree.rounds.Dask` executor, futures (``client.scatter([reports])[0]``).
 
-    parts: tuple[Any, ...] = attrs.field(converter=tuple)
+    ``parts`` given as a list or tuple can be read by several rounds; any other iterable (a
+    generator of batches streamed from a store, so that memory holds one batch) is read once,
+    by one round."""
+
+    parts: Any = attrs.field(converter=_parts)
     like: Any = None
 
     def __attrs_post_init__(self) -> None:
+        if not isinstance(self.parts, tuple):
+            return  # streamed: read (and checked) as it is folded
         if not self.parts:
             raise ValueError("parts is empty; pass at least one part of reports")
         if self.like is None and any(is_file(part) for part in self.parts):

@@ -44,6 +44,7 @@ class OverClaiming:
         return self.inner.log_prob(report, cell, label, n_cells)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("epsilon", "n_samples"), [(1.0, 200_000), (0.2, 1_000_000)])
 def test_refutes_a_mechanism_whose_real_epsilon_is_twice_its_claim(
     epsilon: float, n_samples: int

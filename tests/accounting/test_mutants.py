@@ -157,6 +157,7 @@ def test_verify_rejects_every_mutant_with_a_witness(name: str) -> None:
     assert "FAILS" in str(cert)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", [n for n, (_, gross) in MUTANTS.items() if gross])
 def test_audit_refutes_the_gross_mutants(name: str) -> None:
     mech = MUTANTS[name][0]()
@@ -250,11 +251,14 @@ class LaplaceOneHot:
         )
 
 
+@pytest.mark.slow
 def test_third_party_mechanism_is_verified_and_audited() -> None:
     mech = LaplaceOneHot(epsilon=1.5)
     assert isinstance(mech, Mechanism)
     cert = verify_ldp(mech, n_cells=6)
-    assert cert.holds and cert.exact and cert.pure
+    assert cert.law_holds and cert.exact and cert.delta == 0.0
+    # its privatize is hand-written: the law is certified, the sampler never called pure
+    assert not cert.holds and not cert.pure
     assert cert.epsilon_bound == pytest.approx(1.5, rel=1e-12)
     assert cert.witness.record[0] != cert.witness.other[0]
     # on the reports' values alone, the declared law is not refuted ...
@@ -276,6 +280,7 @@ def test_third_party_mechanism_is_verified_and_audited() -> None:
     assert bits.refuted and bits.epsilon_lower > 2.0, str(bits)
 
 
+@pytest.mark.slow
 def test_third_party_overclaim_is_caught_by_both() -> None:
     @attrs.frozen
     class Doubled(LaplaceOneHot):

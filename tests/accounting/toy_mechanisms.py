@@ -13,6 +13,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree.accounting import (
+    AffineInput,
     AffineLabelMap,
     CellBlock,
     LabelBlock,
@@ -100,8 +101,9 @@ class ToyLaplace:
 
         return ReportLaw(
             blocks=(
-                CellBlock("cells", cell, on=lambda t: (1.0,), off=lambda t: (0.0,)),
-                LabelBlock("label", label, inputs=lambda t: (t,)),
+                # declared as data: affine in t for every label, not only those evaluated
+                CellBlock("cells", cell, on=(1.0,), off=(0.0,)),
+                LabelBlock("label", label, inputs=(AffineInput(),)),
             ),
             label_map=self.label_map,
             assemble=assemble,

@@ -24,6 +24,7 @@ from ldptree.datasets import load_dataset
 from ldptree.experiments._splits import RandomSplit
 
 
+@pytest.mark.slow
 def test_lpdt_beats_phist_and_deconv_on_abalone(data_dir: Path) -> None:
     try:
         data = load_dataset("abalone", data_dir)

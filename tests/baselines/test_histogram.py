@@ -93,6 +93,7 @@ def test_classifier() -> None:
     assert np.all(strict.predict(X) == "a")
 
 
+@pytest.mark.slow
 def test_sanity_lpdt_beats_phist_on_smooth_signal() -> None:
     rng = np.random.default_rng(7)
     X, Xq, Xt = (rng.uniform(size=(n, 2)) for n in (8000, 400, 2000))

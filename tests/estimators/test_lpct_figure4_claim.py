@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import jax
 import numpy as np
+import pytest
 
 from ldptree import LPCTClassifier
 from ldptree.datasets import make_lpct_pair
@@ -24,6 +25,7 @@ from ldptree.datasets import make_lpct_pair
 REPS = 60
 
 
+@pytest.mark.slow
 def test_lpct_beats_private_only_and_public_only_at_eps_2() -> None:
     accuracy = np.zeros((REPS, 3))
     for i, seed in enumerate(range(1000, 1000 + REPS)):

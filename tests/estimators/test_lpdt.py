@@ -121,6 +121,7 @@ def test_custom_mechanism_and_partitioner_compose(data):
         LPDTRegressor(rule=42).fit(X, y, X_public=Xq, y_public=yq)
 
 
+@pytest.mark.slow
 def test_public_data_helps_on_the_figure1_model():
     """LPDT paper Figure 1: 500 public + 7,000 private beats 8,000 private without public data
     at epsilon = 8 (paper: MSE 1.08 vs 1.19). Each arm uses its best setting from a 20-rep grid

@@ -102,13 +102,15 @@ def test_set_output_and_feature_names() -> None:
     assert list(est.feature_names_in_) == ["a", "b"]
 
 
+# the baselines whose kernels compile for each of scikit-learn's data shapes (10-20 s each) are in
+# the slow group; every estimator is checked in CI
 ESTIMATORS = [
     LPDTRegressor(label_bound=5.0, random_state=0),
     LPCTClassifier(classes=[0, 1], random_state=0),
-    PHISTRegressor(label_bound=5.0, random_state=0),
-    APHISTRegressor(label_bound=5.0, random_state=0),
-    PHISTClassifier(classes=[0, 1], random_state=0),
-    DECONVRegressor(label_bound=5.0, random_state=0),
+    pytest.param(PHISTRegressor(label_bound=5.0, random_state=0), marks=pytest.mark.slow),
+    pytest.param(APHISTRegressor(label_bound=5.0, random_state=0), marks=pytest.mark.slow),
+    pytest.param(PHISTClassifier(classes=[0, 1], random_state=0), marks=pytest.mark.slow),
+    pytest.param(DECONVRegressor(label_bound=5.0, random_state=0), marks=pytest.mark.slow),
     DTRegressor(),
     CTClassifier(training="private"),  # non-private reference: classes from its training rows
 ]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import warnings
 
+import pytest
+
 from ldptree import cli
 from ldptree.experiments import read_records
 from ldptree.experiments._lpct_table import available_lpct_methods, lpct_source
@@ -17,6 +19,7 @@ def main(argv: list[str]) -> int:
         return cli.main(argv)
 
 
+@pytest.mark.slow
 def test_lpdt_figure1_quick(tmp_path):
     assert main(["reproduce", "lpdt-figure1", "--quick", "--out", str(tmp_path)]) == 0
     text = (tmp_path / "figure1.md").read_text()
@@ -25,6 +28,7 @@ def test_lpdt_figure1_quick(tmp_path):
     assert (tmp_path / "figure1.png").stat().st_size > 10_000
 
 
+@pytest.mark.slow
 def test_lpdt_figure2_quick(tmp_path):
     assert main(["reproduce", "lpdt-figure2", "--quick", "--out", str(tmp_path)]) == 0
     depth = read_records(tmp_path / "depth" / "runs.csv")

@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import csv
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
 
 import attrs
 import numpy as np
 import pytest
 from exp_helpers import EPS, source
 
+from ldptree._locks import lock_folder, unlock_folder
 from ldptree.estimators import LPDTRegressor
 from ldptree.experiments import (
     DEFAULT_METHODS,
@@ -155,10 +161,35 @@ def test_experiment_checks_its_arguments():
 
 
 def test_a_folder_in_use_is_refused(oracle_experiment, tmp_path):
-    (tmp_path / "runs.csv.lock").touch()
+    held = lock_folder(tmp_path, "held by this test")  # as a run in progress holds it
+    try:
+        with pytest.raises(ValueError, match="in use by another run") as info:
+            run_experiment(oracle_experiment, tmp_path, progress=False)
+        assert "delete" not in str(info.value)
+        assert not (tmp_path / "runs.csv").exists()
+    finally:
+        unlock_folder(held)
+
+
+def test_a_killed_run_never_blocks_the_next(oracle_experiment, tmp_path):
+    """A run killed with SIGKILL while it holds the folder: the next run starts at once, with
+    no manual step (and a lock file left by an earlier version of the runner is ignored)."""
+    code = (
+        "import sys, time; from pathlib import Path; from ldptree._locks import lock_folder; "
+        "lock_folder(Path(sys.argv[1]), 'busy'); print('held', flush=True); time.sleep(600)"
+    )
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[2]))
+    run = subprocess.Popen(
+        [sys.executable, "-c", code, str(tmp_path)], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert run.stdout.readline().strip() == "held"
     with pytest.raises(ValueError, match="in use by another run"):
         run_experiment(oracle_experiment, tmp_path, progress=False)
-    assert not (tmp_path / "runs.csv").exists()
+    run.send_signal(signal.SIGKILL)
+    run.wait(timeout=60)
+    run.stdout.close()
+    (tmp_path / "runs.csv.lock").touch()
+    assert run_experiment(oracle_experiment, tmp_path, progress=False).exists()
 
 
 class PublicMean:
@@ -203,6 +234,7 @@ def test_a_new_method_registers_by_name(tmp_path):
     assert all(r.method == "public-mean" and not r.private_pipeline for r in records)
 
 
+@pytest.mark.slow
 def test_worker_processes_give_the_same_rows(tmp_path):
     experiment = Experiment(
         "t", [source("s1"), source("s2")], ["lpdt-m"], EPS, 1, FixedParams({"max_depth": 2})

@@ -45,7 +45,18 @@ def _single(job: SummaryJob) -> dict[str, Any]:
     )
 
 
-@pytest.mark.parametrize("name", sorted(KIT_BUILT_INS))
+#: make test runs the papers' two mechanisms; every other built-in (a vectorised kernel of its own
+#: to compile, seconds each) runs in the slow group.
+_FAST = ("RRLaplaceMechanism", "LaplaceCellClassMechanism")
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(name, marks=() if name in _FAST else pytest.mark.slow)
+        for name in sorted(KIT_BUILT_INS)
+    ],
+)
 def test_every_kit_built_in_sums_as_one_by_one(name: str) -> None:
     built_in = KIT_BUILT_INS[name]
     jobs = _jobs(built_in.make, built_in.task, seed=len(name))

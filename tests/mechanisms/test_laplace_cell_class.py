@@ -73,6 +73,7 @@ def test_reports_do_not_depend_on_chunking_and_fused_sums_agree() -> None:
 
 # 25 examples x at most 8 cells x (1 + 3) coordinates = 800 comparisons at 1e-7 each: a correct
 # mechanism fails this test with probability below 1e-4 (union bound over sum_tolerance).
+@pytest.mark.slow
 @settings(max_examples=25)
 @given(
     seed=st.integers(0, 2**31 - 1),
@@ -150,6 +151,7 @@ def test_a_mechanism_claiming_less_than_it_spends_is_refuted() -> None:
     assert not cert.holds and cert.epsilon_bound == pytest.approx(2.0, rel=1e-6)
 
 
+@pytest.mark.slow
 @settings(max_examples=30)
 @given(
     seed=st.integers(0, 2**31 - 1),

@@ -173,6 +173,7 @@ def test_log_prob_combines_cell_and_label_parts():
     assert math.isclose(lp, expected, rel_tol=1e-12)
 
 
+@pytest.mark.slow
 @given(
     partitions(max_features=5, max_depth=4),
     budgets(0.5, 10.0),

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import os
+import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
-from protocol_helpers import make_round
+from protocol_helpers import make_round, simulated_report
 
 from ldptree.mechanisms import LaplaceCellClassMechanism, LaplaceCellLabelMechanism
-from ldptree.protocol import Collector, _collector, holder_report, load_published, parse_report
-from ldptree.rounds._aggregators import SumAggregator
+from ldptree.protocol import STORE_FILE, Collector, load_published, parse_report
+from ldptree.rounds import SumAggregator
 
 
 def _reports(published: dict[str, Any], n: int, seed: int = 0) -> list[str]:
@@ -20,7 +24,7 @@ def _reports(published: dict[str, Any], n: int, seed: int = 0) -> list[str]:
     rng = np.random.default_rng(seed)
     xs = rng.uniform([0.0, -1.0], [10.0, 1.0], (n, 2))
     ys = rng.uniform(0.0, 5.0, n)
-    return [json.dumps(holder_report(x, float(y), round_)) for x, y in zip(xs, ys, strict=True)]
+    return [json.dumps(simulated_report(x, float(y), round_)) for x, y in zip(xs, ys, strict=True)]
 
 
 def _in_process(published: dict[str, Any], texts: list[str]) -> Any:
@@ -78,39 +82,74 @@ def test_pending_reports_are_lost_until_committed(
     assert again.n_reports == 5 and again.rejected["malformed"] == 0
 
 
-def test_crash_between_chunk_and_manifest(
-    published: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_crash_in_the_middle_of_a_commit(published: dict[str, Any], tmp_path: Path) -> None:
+    """A commit interrupted at the operating-system level (the process cannot grow the store's
+    write-ahead log: EFBIG) keeps what was committed and nothing of the failed commit."""
     texts = _reports(published, 8, seed=3)
-    c = Collector(tmp_path, published)
-    for t in texts[:4]:
-        c.submit(t)
-    c.commit()
-    real = _collector._write_atomic
-
-    def crash_on_manifest(folder: Path, name: str, data: bytes) -> None:
-        if name == "manifest.json":
-            raise OSError("power cut")
-        real(folder, name, data)
-
-    monkeypatch.setattr(_collector, "_write_atomic", crash_on_manifest)
-    for t in texts[4:]:
-        c.submit(t)
-    with pytest.raises(OSError, match="power cut"):
-        c.commit()
-    assert (tmp_path / "chunk-000001.json").exists()  # the orphan chunk
-    monkeypatch.setattr(_collector, "_write_atomic", real)
-    c.close()
-    (tmp_path / ".manifest.json.tmp").write_bytes(b"{half")  # a torn temporary file
-    restarted = Collector(tmp_path, published)
+    script = tmp_path / "commit_until_efbig.py"
+    script.write_text(_EFBIG_SCRIPT)
+    published_path = tmp_path / "published.json"
+    published_path.write_text(json.dumps(published))
+    (tmp_path / "texts.json").write_text(json.dumps(texts))
+    store = tmp_path / "store"
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(script),
+            str(store),
+            str(published_path),
+            str(tmp_path / "texts.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=_env(),
+    )
+    assert out.returncode == 0, out.stderr
+    # the pending reports may survive the failed commit or be rolled back with it; the
+    # committed ones are there
+    assert out.stdout.split()[:3] == ["committed", "4", "failed"], out.stdout
+    assert out.stdout.split()[3:] in (["4", "4"], ["0", "4"]), out.stdout
+    assert "disk" in out.stderr or "full" in out.stderr, out.stderr
+    restarted = Collector(store, published)
     assert restarted.n_reports == 4
-    assert not (tmp_path / "chunk-000001.json").exists()
-    assert not (tmp_path / ".manifest.json.tmp").exists()
     for t in texts[4:]:  # not acknowledged: the sender sends them again
         assert restarted.submit(t) is None
     restarted.commit()
     restarted.close()
-    _same(Collector(tmp_path, published).estimate(), _in_process(published, texts))
+    _same(Collector(store, published).estimate(), _in_process(published, texts))
+
+
+# Commits 4 reports, then caps the process's file size at one page so that the next commit cannot
+# write its first log frame (EFBIG, SIGXFSZ ignored), and reports how that commit ended.
+_EFBIG_SCRIPT = """
+import json, resource, signal, sqlite3, sys
+from pathlib import Path
+from ldptree.protocol import Collector
+store, published, texts = sys.argv[1:]
+texts = json.loads(Path(texts).read_text())
+c = Collector(store, json.loads(Path(published).read_text()))
+for t in texts[:4]:
+    c.submit(t)
+print("committed", c.commit())
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+resource.setrlimit(resource.RLIMIT_FSIZE, (4096, resource.RLIM_INFINITY))
+for t in texts[4:]:
+    c.submit(t)
+try:
+    c.commit()
+    print("not failed")
+except sqlite3.Error as err:
+    print("failed", c.n_pending, c.n_reports)
+    print(err, file=sys.stderr)
+"""
+
+
+def _env() -> dict[str, str]:
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(root), env.get("PYTHONPATH", "")])
+    return env
 
 
 def test_corrupt_store_and_other_round_are_refused(
@@ -124,13 +163,19 @@ def test_corrupt_store_and_other_round_are_refused(
     other = make_round(LaplaceCellLabelMechanism(epsilon=1.0, label_bound=5.0))
     with pytest.raises(ValueError, match="another published round"):
         Collector(tmp_path, other)
-    chunk = tmp_path / "chunk-000000.json"
-    data = bytearray(chunk.read_bytes())
-    assert data[:9] == b'{"ids":["'
-    data[9] = ord("0") if data[9] != ord("0") else ord("1")  # still valid JSON, other id
-    chunk.write_bytes(bytes(data))
-    with pytest.raises(ValueError, match="SHA-256"):
-        Collector(tmp_path, published)
+    same_again = make_round()  # the same partition and mechanism published again: a new round
+    with pytest.raises(ValueError, match="another published round"):
+        Collector(tmp_path, same_again)
+    with sqlite3.connect(tmp_path / STORE_FILE) as db:  # bit rot in one stored report
+        (fields,) = db.execute("SELECT fields FROM reports WHERE seq = 2").fetchone()
+        damaged = bytes([fields[0] ^ 1]) + fields[1:]
+        db.execute("UPDATE reports SET fields = ? WHERE seq = 2", (damaged,))
+    db.close()
+    with (
+        Collector(tmp_path, published) as c,
+        pytest.raises(ValueError, match="does not match its checksum"),
+    ):
+        c.estimate()
 
 
 def test_ingest_file_is_one_unit(published: dict[str, Any], tmp_path: Path) -> None:
@@ -164,9 +209,43 @@ def test_every_registered_mechanism_round_trips(mechanism: Any, tmp_path: Path) 
     texts = []
     for x in rng.uniform([0.0, -1.0], [10.0, 1.0], (30, 2)):
         label: Any = int(rng.integers(0, 3)) if mechanism.labels().integer else float(x[0] / 2)
-        texts.append(json.dumps(holder_report(x, label, round_)))
+        texts.append(json.dumps(simulated_report(x, label, round_)))
     with Collector(tmp_path, published) as c:
         assert [c.submit(t) for t in texts] == [None] * 30
         c.commit()
     with Collector(tmp_path, published) as c:
         _same(c.estimate(), _in_process(published, texts))
+
+
+def test_stores_of_several_machines_add_up_to_one_store(
+    published: dict[str, Any], tmp_path: Path
+) -> None:
+    """Three collectors (three machines) each store a disjoint share of one round's reports;
+    their exact integer sums merged are the sums of one store holding every report, and give
+    the same estimate bit for bit."""
+    texts = _reports(published, 45, seed=8)
+    with Collector(tmp_path / "one", published) as one:
+        for t in texts:
+            one.submit(t)
+        one.commit()
+        whole = one.summary()
+        single = one.estimate()
+    aggregator = SumAggregator(mechanism=load_published(published).mechanism, n_cells=8)
+    merged = aggregator.init()
+    for machine in range(3):
+        with Collector(tmp_path / f"machine-{machine}", published) as part:
+            for t in texts[machine::3]:
+                part.submit(t)
+            part.commit()
+            merged = aggregator.merge(merged, part.summary())
+    assert merged.n == whole.n == 45
+    for name in whole.stats:
+        np.testing.assert_array_equal(merged.stats[name], whole.stats[name])
+    _same(aggregator.finalize(merged), single)
+    _same(single, _in_process(published, texts))
+    with Collector(tmp_path / "small-batches", published) as c:  # any batch size, same sums
+        for t in texts:
+            c.submit(t)
+        c.commit()
+        batches = list(c.report_batches(batch_size=7))
+        assert [len(b.bits) for b in batches] == [7] * 6 + [3]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from typing import Any
 
@@ -18,7 +19,7 @@ from ldptree.mechanisms import (
 )
 from ldptree.mechanisms._noise import Geometric
 from ldptree.partitions import MaxEdgePartitioner, RangeScaler
-from ldptree.protocol import MECHANISMS, _published, load_published, publish
+from ldptree.protocol import MECHANISMS, _published, load_published, publish, round_fingerprint
 
 
 @pytest.mark.parametrize(
@@ -113,3 +114,25 @@ def test_publish_checks_its_arguments() -> None:
         "LaplaceCellLabelMechanism",
     }
     json.dumps(publish(partition, RangeScaler.unit(2), mech))  # plain JSON
+
+
+def test_every_publication_is_a_new_round() -> None:
+    """The same partition, box and mechanism published twice: two nonces, two fingerprints;
+    the fingerprint is the SHA-256 of the canonical JSON, and a repeated nonce repeats it."""
+    partition = MaxEdgePartitioner(max_depth=2).fit(np.empty((0, 2)))
+    mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
+    first = publish(partition, RangeScaler.unit(2), mech)
+    second = publish(partition, RangeScaler.unit(2), mech)
+    assert first["nonce"] != second["nonce"]
+    assert round_fingerprint(first) != round_fingerprint(second)
+    again = publish(partition, RangeScaler.unit(2), mech, nonce=first["nonce"])
+    assert round_fingerprint(again) == round_fingerprint(first)
+    canonical = json.dumps(first, sort_keys=True, separators=(",", ":")).encode()
+    assert round_fingerprint(first) == hashlib.sha256(canonical).hexdigest()
+    assert load_published(first).fingerprint == round_fingerprint(first)
+    for nonce in ("ABC", "0" * 31, 7):
+        with pytest.raises(ValueError, match="nonce must be 32 lowercase hex"):
+            publish(partition, RangeScaler.unit(2), mech, nonce=nonce)  # type: ignore[arg-type]
+    for bad in ({**first, "nonce": "0" * 31}, {k: v for k, v in first.items() if k != "nonce"}):
+        with pytest.raises(ValueError, match="nonce"):
+            load_published(bad)

@@ -9,13 +9,13 @@ from typing import Any
 import jax
 import numpy as np
 import pytest
+from protocol_helpers import simulated_report
 
 from ldptree.mechanisms._random import holder_words, key_words
 from ldptree.protocol import (
     REASONS,
     RejectedReportError,
-    _report,
-    holder_report,
+    _holder,
     load_published,
     parse_report,
 )
@@ -28,12 +28,12 @@ def test_report_is_valid_and_routed(published: dict[str, Any], monkeypatch: Any)
     mech, n_cells = round_.mechanism, round_.n_cells
     key = jax.random.key(3)
     monkeypatch.setattr(
-        _report,
+        _holder,
         "_random_words",
         lambda n: np.asarray(holder_words(key_words(key), np.uint32(0), 1, n)),
     )
     x = np.array([7.5, -0.6])  # scaled (0.75, 0.2)
-    report = holder_report(x, 3.25, published)
+    report = simulated_report(x, 3.25, published)
     cell = round_.partition.cells(round_.scaler.transform(x[None]))
     expected = mech.privatize(key, cell, np.float32([3.25]), n_cells)
     np.testing.assert_array_equal(report["fields"]["bits"], np.asarray(expected.bits)[0])
@@ -49,23 +49,25 @@ def test_os_randomness_gives_the_certified_flip_rate(published: dict[str, Any]) 
     2e-9; the randomness is the OS's, so this test has no seed)."""
     round_ = load_published(published)
     q = round_.mechanism.flip_prob
-    bits = np.array([holder_report([7.5, -0.6], 1.0, round_)["fields"]["bits"] for _ in range(400)])
+    bits = np.array(
+        [simulated_report([7.5, -0.6], 1.0, round_)["fields"]["bits"] for _ in range(400)]
+    )
     cell = int(round_.partition.cells(round_.scaler.transform(np.array([[7.5, -0.6]])))[0])
     truth = np.zeros(round_.n_cells, int)
     truth[cell] = 1
     rate = float(np.mean(bits != truth))
     assert abs(rate - q) < 6 * np.sqrt(q * (1 - q) / bits.size)
-    ids = {holder_report([1.0, 0.0], 1.0, round_)["report_id"] for _ in range(50)}
+    ids = {simulated_report([1.0, 0.0], 1.0, round_)["report_id"] for _ in range(50)}
     assert len(ids) == 50
 
 
 def test_class_labels(published_classes: dict[str, Any]) -> None:
     round_ = load_published(published_classes)
-    report = holder_report([1.0, 0.5], 2, round_)
+    report = simulated_report([1.0, 0.5], 2, round_)
     _, arrays = parse_report(report, round_)
     assert arrays[1].shape == (round_.n_cells, 3)
     with pytest.raises(ValueError, match="class code"):
-        holder_report([1.0, 0.5], 1.5, round_)
+        simulated_report([1.0, 0.5], 1.5, round_)
 
 
 @pytest.mark.parametrize(
@@ -82,14 +84,14 @@ def test_holder_input_is_checked(
     published: dict[str, Any], x: Any, label: Any, error: type
 ) -> None:
     with pytest.raises(error):
-        holder_report(x, label, published)
+        simulated_report(x, label, published)
 
 
 def test_holder_refuses_unknown_versions(published: dict[str, Any]) -> None:
     bad = copy.deepcopy(published)
     bad["version"] = 99
     with pytest.raises(ValueError, match="version"):
-        holder_report([1.0, 0.0], 1.0, bad)
+        simulated_report([1.0, 0.0], 1.0, bad)
 
 
 def _mutated(report: dict[str, Any], change: Any) -> dict[str, Any]:
@@ -100,7 +102,7 @@ def _mutated(report: dict[str, Any], change: Any) -> dict[str, Any]:
 
 def test_each_rejection_reason(published: dict[str, Any]) -> None:
     round_ = load_published(published)
-    good = holder_report([2.0, 0.0], 1.0, round_)
+    good = simulated_report([2.0, 0.0], 1.0, round_)
     text = json.dumps(good)
     margin = round_.mechanism.label_noise.margin
 
@@ -122,6 +124,9 @@ def test_each_rejection_reason(published: dict[str, Any]) -> None:
         (_mutated(good, lambda r: r.update(version=1.0)), "version"),
         (_mutated(good, lambda r: r.update(report_id="ABC")), "report_id"),
         (_mutated(good, lambda r: r.update(report_id=7)), "report_id"),
+        (_mutated(good, lambda r: r.update(round="0" * 64)), "round"),
+        (_mutated(good, lambda r: r.update(round=None)), "round"),
+        (_mutated(good, lambda r: r.pop("round")), "schema"),
         (_mutated(good, lambda r: r["fields"].pop("code")), "shape"),
         (_mutated(good, lambda r: r["fields"]["bits"].pop()), "shape"),
         (_mutated(good, lambda r: r["fields"].update(code=3)), "shape"),
@@ -148,7 +153,7 @@ def test_random_garbage_never_raises_anything_else(published: dict[str, Any]) ->
     """Byte-level mutations of a valid report (seeded) are rejected with a reason or accepted,
     never anything else."""
     round_ = load_published(published)
-    data = bytearray(json.dumps(holder_report([2.0, 0.0], 1.0, round_)).encode())
+    data = bytearray(json.dumps(simulated_report([2.0, 0.0], 1.0, round_)).encode())
     rng = np.random.default_rng(0)
     seen = set()
     for _ in range(2000):

@@ -97,6 +97,7 @@ print(out.hexdigest())
 """
 
 
+@pytest.mark.slow
 def test_fits_on_one_two_and_three_host_devices_are_identical() -> None:
     """Fresh processes (the device count is fixed when JAX starts)."""
     runs = []

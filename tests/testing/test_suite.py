@@ -13,11 +13,20 @@ from ldptree.mechanisms import RRLaplaceMechanism, RRLaplaceReport
 from ldptree.protocols import CellEstimates
 from ldptree.testing import BUILT_INS, built_in_mechanisms, mechanism_checks, pytest_params
 
+#: The statistical checks (thousands to a million reports per mechanism: the unbiasedness and
+#: variance tests, the sampler's goodness of fit, the black-box audit of an over-claim) run in the
+#: slow group.
+_STATISTICAL = ("unbiased", "sampler_matches_law", "count_variance", "over_claim_rejected")
+
 
 def _cases() -> list[Any]:
     # every built-in samples exactly, so every check (the pure certificate included) must pass
     return [
-        pytest.param(check, id=f"{name}-{check.name}")
+        pytest.param(
+            check,
+            id=f"{name}-{check.name}",
+            marks=pytest.mark.slow if check.name in _STATISTICAL else (),
+        )
         for name, built_in in BUILT_INS.items()
         for check in built_in.checks()
     ]

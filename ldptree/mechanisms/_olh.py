@@ -1,0 +1,178 @@
+"""Optimized local hashing on the cell (LPDT) or on the (cell, class) pair (LPCT), built on the
+kit (:class:`~ldptree.mechanisms.LocalHashRelease`).
+
+Each holder reports a random linear hash of its item (``r`` masks) and k-ary randomized response
+on the hash value over ``g = 2^r`` values (exact law and sampler in
+:mod:`ldptree.mechanisms._local_hash`). Item ``j``'s indicator ``1{H_A(j) = z}`` has mean
+``1/g + (p - 1/g) 1{x = j}`` exactly, so ``N^_j = (C_j - n / g) / (p - 1/g)`` is unbiased for the
+number of holders whose item is ``j`` (``C_j`` reports whose hash of ``j`` matches), and the
+indicators of different items are pairwise uncorrelated.
+
+* :class:`OLHLaplaceMechanism` (regression): hashing of the cell with budget ``rho eps`` plus the
+  geometric label of :mod:`~ldptree.mechanisms._geometric_label` (``(1 - rho) eps``);
+  ``c^_j = N^_j`` and ``s^_j = (lo (C_j - n / g) + step (S_j - S / g)) / (p - 1/g)`` with
+  ``S_j = sum_i 1{H_i(j) = z_i} code_i``.
+* :class:`OLHCellClassMechanism` (classification): hashing of the pair ``(cell, class)`` among
+  ``L (K + 1)`` items with the whole ``eps``; an undeclared class code is the extra item ``K`` of
+  its cell, counted nowhere. ``V^_jk = N^_jk``, ``c^_j = sum_{k < K} N^_jk``; uncorrelated
+  indicators make ``Var c^_j`` the sum of the ``K`` indicator variances.
+
+Variance: an outside holder adds ``q (1 - q) / (p - q)^2`` (``q = 1 / g``) to a count, about
+``4 e^eps / (e^eps - 1)^2`` at the best ``g``, whatever ``L``; the report is ``r (m + 1)`` bits
+(``m = log2`` of the item count) and ``r + 2`` random words, against ``L`` bits for unary
+encodings.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import attrs
+import jax
+import numpy as np
+
+from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._xp import namespace
+from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._kit import KitMechanism, debias_indicators
+from ldptree.mechanisms._labels import ClassLabels, _to_n_classes
+from ldptree.mechanisms._local_hash import LocalHashRelease, _to_bits
+from ldptree.mechanisms._release import Release
+from ldptree.mechanisms._variance import CellVariance, indicator_variances
+from ldptree.protocols import CellEstimates
+
+__all__ = [
+    "OLHCellClassMechanism",
+    "OLHCellClassReport",
+    "OLHLaplaceMechanism",
+    "OLHLaplaceReport",
+]
+
+
+class OLHLaplaceReport(NamedTuple):
+    """Reports of ``n`` holders: ``cell`` ``int32[n, r + 1]`` (the hash masks, then the response)
+    and noisy label levels ``code`` ``int32[n]``."""
+
+    cell: jax.Array
+    code: jax.Array
+
+
+@attrs.frozen
+class OLHLaplaceMechanism(GeometricLabel, KitMechanism):
+    """Optimized local hashing of the cell + one exact noisy label (module docstring).
+
+    Parameters
+    ----------
+    epsilon:
+        Whole per-holder budget ``eps > 0``.
+    label_bound:
+        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
+    budget_split:
+        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    hash_bits:
+        ``r`` (``g = 2^r`` hash values); ``None`` (default) takes the best for the cell budget
+        and cell count.
+    """
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
+    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
+    hash_bits: int | None = attrs.field(default=None, converter=_to_bits)
+
+    report_type = OLHLaplaceReport
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()
+
+    @property
+    def cell_release(self) -> LocalHashRelease:
+        """The hashed cell (budget ``rho eps``)."""
+        return LocalHashRelease("cell", self.cell_epsilon, self.hash_bits)
+
+    def releases(self) -> tuple[Release, ...]:
+        return (self.cell_release, self.label_release())
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        return (("cell (optimized local hashing)", self.cell_epsilon), self.label_budget_part())
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
+        law = self.cell_release.channel(int(np.shape(stats["cell"])[0]))
+        return self.debias_cells(law, stats, "cell", n)
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
+        law = self.cell_release.channel(check_int(n_cells, "n_cells", minimum=1))
+        return self.indicator_cell_variance(law.offset, law.slope)
+
+
+class OLHCellClassReport(NamedTuple):
+    """Reports of ``n`` holders: ``pairs`` ``int32[n, r + 1]`` (the hash masks of the (cell,
+    class) item, then the response)."""
+
+    pairs: jax.Array
+
+
+@attrs.frozen
+class OLHCellClassMechanism(KitMechanism):
+    """Optimized local hashing of the pair (cell, class) (module docstring).
+
+    Parameters
+    ----------
+    epsilon:
+        Whole per-holder budget ``eps > 0`` (one release).
+    n_classes:
+        ``K >= 2``; class codes outside ``0..K-1`` are the extra item ``K`` of their cell.
+    hash_bits:
+        ``r``; ``None`` (default) takes the best for the budget and item count.
+    """
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
+    hash_bits: int | None = attrs.field(default=None, converter=_to_bits)
+
+    report_type = OLHCellClassReport
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()
+
+    def labels(self) -> ClassLabels:
+        return ClassLabels(self.n_classes)
+
+    @property
+    def pair_release(self) -> LocalHashRelease:
+        """The hashed (cell, class) item (the whole ``eps``)."""
+        items = np.arange(self.n_classes + 1)
+        return LocalHashRelease("pairs", self.epsilon, self.hash_bits, label_index=items)
+
+    def releases(self) -> tuple[Release, ...]:
+        return (self.pair_release,)
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        return (("cell x class (optimized local hashing)", self.epsilon),)
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        """Per-(cell, class) counts ``float[L, K]`` and their row sums (module docstring)."""
+        counts = stats["pairs"]
+        law = self.pair_release.channel(int(np.shape(counts)[0]))
+        pairs = debias_indicators(law, counts, n).count[:, : self.n_classes]
+        xp = namespace(pairs)
+        return CellEstimates(count=xp.sum(pairs, axis=1), label_sum=pairs, n=int(n))
+
+    def report_width(self, n_cells: int) -> int:
+        """Numbers released per holder: ``r + 1``."""
+        return self.pair_release.hash_bits(n_cells) + 1
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
+        law = self.pair_release.channel(check_int(n_cells, "n_cells", minimum=1))
+        single_in, single_out = indicator_variances(law.offset, law.slope)
+        k = self.n_classes
+        inside = single_in + (k - 1) * single_out
+        outside = k * single_out
+        return CellVariance(
+            count=max(inside, outside),
+            label_sum=max(single_in, single_out),
+            count_outside=outside,
+            label_sum_outside=single_out,
+        )

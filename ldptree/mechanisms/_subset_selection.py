@@ -1,0 +1,178 @@
+"""k-subset selection on the cell (LPDT) or on the (cell, class) pair (LPCT), built on the kit
+(:class:`~ldptree.mechanisms.SubsetRelease`).
+
+Each holder reports a set of ``k`` items that holds its own with a raised probability (exact
+law and sampler in :mod:`ldptree.mechanisms._subset`). Item ``j``'s indicator ``Z_j`` has mean
+``offset + slope 1{x = j}`` (exact rationals of the realised law), so
+``N^_j = (C_j - n offset) / slope`` is unbiased for the number of holders whose item is ``j``
+(``C_j`` reports holding ``j``).
+
+* :class:`SubsetLaplaceMechanism` (regression): subsets of the ``L`` cells with budget
+  ``rho eps`` plus the geometric label of :mod:`~ldptree.mechanisms._geometric_label`
+  (``(1 - rho) eps``). ``c^_j = N^_j`` and ``s^_j = (lo (C_j - n offset) + step (S_j - offset S))
+  / slope`` with ``S_j = sum_i Z_ij code_i`` (the label release is independent of the subset given
+  the record); per-holder variance bounds from the indicator's two means
+  (:meth:`~ldptree.mechanisms._geometric_label.GeometricLabel.indicator_cell_variance`).
+* :class:`SubsetCellClassMechanism` (classification): subsets of the ``L (K + 1)`` pairs
+  ``(cell, class)`` with the whole ``eps``; an undeclared class code is the extra item ``K`` of its
+  cell and is counted nowhere. ``V^_jk = N^_jk`` (``float[L, K]``), ``c^_j = sum_{k < K} N^_jk``;
+  the variance of ``c^_j`` uses the exact pair probabilities of the subset
+  (:meth:`~ldptree.mechanisms._subset.SubsetLaw.block_variance`).
+
+Variance: an outside holder adds about ``q (1 - q) / (p - q)^2`` to a count with ``k`` near
+``d / (e^eps + 1)``, which for large ``d`` approaches ``4 e^eps / (e^eps - 1)^2`` (optimized unary
+encoding's) while the report holds ``k`` items instead of ``L`` noisy bits.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import attrs
+import jax
+import numpy as np
+
+from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._xp import namespace
+from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._kit import KitMechanism, debias_indicators
+from ldptree.mechanisms._labels import ClassLabels, _to_n_classes
+from ldptree.mechanisms._release import Release
+from ldptree.mechanisms._subset import SubsetRelease, _to_size
+from ldptree.mechanisms._variance import CellVariance, indicator_variances
+from ldptree.protocols import CellEstimates
+
+__all__ = [
+    "SubsetCellClassMechanism",
+    "SubsetCellClassReport",
+    "SubsetLaplaceMechanism",
+    "SubsetLaplaceReport",
+]
+
+
+class SubsetLaplaceReport(NamedTuple):
+    """Reports of ``n`` holders: the subset ``cell`` ``bool[n, L]`` and noisy label levels
+    ``code`` ``int32[n]`` (the released label is ``lo + label_step * code``)."""
+
+    cell: jax.Array
+    code: jax.Array
+
+
+@attrs.frozen
+class SubsetLaplaceMechanism(GeometricLabel, KitMechanism):
+    """k-subset selection on the cell + one exact noisy label (module docstring).
+
+    Parameters
+    ----------
+    epsilon:
+        Whole per-holder budget ``eps > 0``.
+    label_bound:
+        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
+    budget_split:
+        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    subset_size:
+        ``k``; ``None`` (default) takes the best ``k`` for the cell count and budget. At most
+        ``L - 1`` is used.
+    """
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
+    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
+    subset_size: int | None = attrs.field(default=None, converter=_to_size)
+
+    report_type = SubsetLaplaceReport
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()
+
+    @property
+    def cell_release(self) -> SubsetRelease:
+        """The subset of cells (budget ``rho eps``)."""
+        return SubsetRelease("cell", self.cell_epsilon, self.subset_size)
+
+    def releases(self) -> tuple[Release, ...]:
+        return (self.cell_release, self.label_release())
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        return (("cell (k-subset selection)", self.cell_epsilon), self.label_budget_part())
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
+        law = self.cell_release.law(int(np.shape(stats["cell"])[0]))
+        return self.debias_cells(law, stats, "cell", n)
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
+        law = self.cell_release.law(check_int(n_cells, "n_cells", minimum=1))
+        return self.indicator_cell_variance(law.offset, law.slope)
+
+
+class SubsetCellClassReport(NamedTuple):
+    """Reports of ``n`` holders: the subset ``pairs`` ``bool[n, L, K + 1]`` of (cell, class)
+    items (class ``K`` stands for undeclared codes)."""
+
+    pairs: jax.Array
+
+
+@attrs.frozen
+class SubsetCellClassMechanism(KitMechanism):
+    """k-subset selection on the pair (cell, class) (module docstring).
+
+    Parameters
+    ----------
+    epsilon:
+        Whole per-holder budget ``eps > 0`` (one release).
+    n_classes:
+        ``K >= 2``; class codes outside ``0..K-1`` are the extra item ``K`` of their cell.
+    subset_size:
+        ``k``; ``None`` (default) takes the best ``k`` for the item count and budget.
+    """
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
+    subset_size: int | None = attrs.field(default=None, converter=_to_size)
+
+    report_type = SubsetCellClassReport
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()
+
+    def labels(self) -> ClassLabels:
+        return ClassLabels(self.n_classes)
+
+    @property
+    def pair_release(self) -> SubsetRelease:
+        """The subset of (cell, class) items (the whole ``eps``)."""
+        items = np.arange(self.n_classes + 1)
+        return SubsetRelease("pairs", self.epsilon, self.subset_size, label_index=items)
+
+    def releases(self) -> tuple[Release, ...]:
+        return (self.pair_release,)
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        return (("cell x class (k-subset selection)", self.epsilon),)
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        """Per-(cell, class) counts ``float[L, K]`` and their row sums (module docstring)."""
+        counts = stats["pairs"]
+        law = self.pair_release.law(int(np.shape(counts)[0]))
+        pairs = debias_indicators(law, counts, n).count[:, : self.n_classes]
+        xp = namespace(pairs)
+        return CellEstimates(count=xp.sum(pairs, axis=1), label_sum=pairs, n=int(n))
+
+    def report_width(self, n_cells: int) -> int:
+        """Numbers released per holder: ``L (K + 1)`` bits."""
+        return int(n_cells) * (self.n_classes + 1)
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
+        law = self.pair_release.law(check_int(n_cells, "n_cells", minimum=1))
+        k, slope2 = self.n_classes, law.slope**2
+        inside, outside = law.block_variance(k, True), law.block_variance(k, False)
+        single_in, single_out = indicator_variances(law.offset, law.slope)
+        return CellVariance(
+            count=max(inside, outside) / slope2,
+            label_sum=max(single_in, single_out),
+            count_outside=outside / slope2,
+            label_sum_outside=single_out,
+        )
