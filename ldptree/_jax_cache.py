@@ -8,11 +8,12 @@ in milliseconds instead.
 What the cache holds, and what it never touches:
 
 * **Only ldptree's own kernels.** A :class:`Kernel` is a jitted function of ldptree; a program is
-  written only when every static argument is a plain value (numbers, strings, tuples of them:
-  shapes and mechanism structure) and every other argument is an array or number passed as a
-  traced input. So a stored program is a function of ldptree's code, the static description and
-  the input *shapes*; no input value is ever baked into it, and no user program goes near the
-  cache (the user's own ``jax.jit`` programs compile exactly as they would without ldptree).
+  written only when every static argument is a plain value (numbers, strings, tuples of them,
+  and ldptree's own classes and functions: shapes and mechanism structure) and every other
+  argument is an array or number passed as a traced input. So a stored program is a function
+  of ldptree's code, the static description and the input *shapes*; no input value is ever
+  baked into it, and no user program goes near the cache (the user's own ``jax.jit`` programs
+  compile exactly as they would without ldptree).
 * **No process-wide configuration.** Nothing in ``jax.config`` and nothing in ``os.environ`` is
   changed: JAX's own persistent cache stays as the user configured it (off by default), and child
   processes inherit nothing from ldptree. The cache is ldptree's own code path: a kernel lowers
@@ -36,6 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import os
 import stat
 import tempfile
@@ -177,6 +179,11 @@ def _plain(value: Any) -> bool:
         return True
     if isinstance(value, tuple):
         return all(_plain(v) for v in value)
+    if isinstance(value, type) or inspect.isfunction(value):
+        # ldptree's own code (a release kind's class, a kernel body): what it traces is ours;
+        # a user's class or function keeps the call out of the cache
+        module = getattr(value, "__module__", None) or ""
+        return module == "ldptree" or module.startswith("ldptree.")
     return False
 
 

@@ -114,6 +114,27 @@ def test_static_arguments_that_are_not_plain_data_are_never_stored(folder: Path)
     assert _entries(folder) == []
 
 
+def test_a_kit_mechanisms_kernel_is_stored_and_a_users_function_static_is_not(
+    folder: Path,
+) -> None:
+    """The kit's static description holds its release kinds' classes (ldptree's code): the fused
+    kernel is stored. A static that is a user's function keeps the call out of the cache."""
+    from ldptree.mechanisms import RRLaplaceMechanism
+
+    mechanism = RRLaplaceMechanism(epsilon=1.0, label_bound=(0.0, 1.0))
+    cells, labels = np.zeros(64, np.int32), np.full(64, 0.5, np.float32)
+    mechanism.privatize_summarize(jax.random.key(0), cells, labels, 4)
+    assert any("_privatize_summarize" in name for name in _entries(folder))
+    before = _entries(folder)
+
+    def users_body(x: jax.Array) -> jax.Array:
+        return x * 2.0
+
+    apply = kernel(static_argnums=(0,))(lambda body, x: body(x))
+    np.testing.assert_array_equal(np.asarray(apply(users_body, np.ones(3))), np.full(3, 2.0))
+    assert _entries(folder) == before
+
+
 _SCRIPT = """
 import hashlib
 import numpy as np
