@@ -4,7 +4,8 @@
 A :class:`Round` is fixed before any private value is read; :func:`run` runs rounds over a source
 (:class:`PrivateRows`, or released :class:`Reports`) with an executor (:class:`Serial`,
 :class:`Threads`, :class:`Batched`, :class:`Dask`). The aggregators fold reports;
-:func:`certified_spend` and :func:`budget_ledger` charge a round before it runs.
+:func:`certified_spend`, :func:`budget_ledger` and :func:`charged_ledger` charge a round
+before it runs.
 """
 
 from ldptree.rounds._aggregators import (
@@ -13,7 +14,7 @@ from ldptree.rounds._aggregators import (
     SumAggregator,
     SumState,
 )
-from ldptree.rounds._charge import budget_ledger, certified_spend
+from ldptree.rounds._charge import budget_ledger, certified_spend, charged_ledger
 from ldptree.rounds._chunks import chunk_rows
 from ldptree.rounds._dask import Dask
 from ldptree.rounds._engine import RoundResult, run
@@ -39,6 +40,7 @@ __all__ = [
     "Threads",
     "budget_ledger",
     "certified_spend",
+    "charged_ledger",
     "chunk_rows",
     "holder_sums",
     "load_reports",
