@@ -12,6 +12,7 @@ from ldptree.accounting._channels import (
     binary_channel,
     grid_laplace_channel,
 )
+from ldptree.accounting._composed import CompositionCertificate
 from ldptree.accounting._law import (
     AffineInput,
     AffineLabelMap,
@@ -38,6 +39,7 @@ __all__ = [
     "AuditResult",
     "CellBlock",
     "Channel",
+    "CompositionCertificate",
     "Divergences",
     "FeatureBlock",
     "FiniteChannel",

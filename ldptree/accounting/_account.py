@@ -24,6 +24,7 @@ released, never under-state it.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from typing import Any
 
 import attrs
@@ -63,6 +64,15 @@ class PrivacyAccount:
         with self._lock:
             self._ledger = self._ledger.record(name, spend, holders=holders)
 
+    def charge_all(self, releases: Sequence[tuple[str, PrivacySpend, Holders]]) -> None:
+        """Record several releases ``(name, spend, holders)`` at once: all of them, or none
+        (``ValueError``, account unchanged) when one would bring a holder above a cap."""
+        with self._lock:
+            ledger = self._ledger
+            for name, spend, holders in releases:
+                ledger = ledger.record(name, spend, holders=holders)
+            self._ledger = ledger
+
     def limit(self, holders: Holders, budget: float | PrivacySpend) -> None:
         """Cap every holder of a group (``ValueError`` if one already spent more)."""
         cap = as_budget(budget)
@@ -91,10 +101,16 @@ def _check_account(_: object, attribute: attrs.Attribute[Any], value: Any) -> No
 
 @attrs.frozen
 class LedgerScope:
-    """A group of an account's holders (module docstring): ``path`` from every holder down."""
+    """A group of an account's holders (module docstring): ``path`` from every holder down;
+    ``label`` (optional) prefixes the names of the releases charged through this scope."""
 
     account: PrivacyAccount = attrs.field(validator=_check_account)
     path: Path = attrs.field(default=(), converter=holder_path)
+    label: str = attrs.field(default="", validator=attrs.validators.instance_of(str))
+
+    def labelled(self, label: str) -> LedgerScope:
+        """The same holders, with ``label`` naming the releases charged through it."""
+        return attrs.evolve(self, label=label)
 
     def group(self, name: str, *, budget: float | PrivacySpend | None = None) -> LedgerScope:
         """The group ``name`` inside this scope (sibling names are disjoint), capped at
@@ -123,7 +139,8 @@ class LedgerScope:
 
     def charge(self, name: str, spend: PrivacySpend) -> None:
         """Record a release about this scope's holders (``ValueError`` over a cap)."""
-        self.account.charge(name, spend, holders=self.path)
+        named = f"{self.label}: {name}" if self.label else name
+        self.account.charge(named, spend, holders=self.path)
 
     def limit(self, budget: float | PrivacySpend) -> None:
         """Cap every holder of this scope."""
