@@ -208,13 +208,17 @@ def _under(scope: LedgerScope, holders: Holders) -> Holders:
     return (*scope.path, *inner)
 
 
-_PARAMETERS = """
+class LPDTForestRegressor(RegressorMixin, _Forest):
+    """A forest of :class:`~ldptree.LPDTRegressor` trees (module docstring); predicts the mean
+    of the trees' predictions.
+
     Parameters
     ----------
     estimator:
-        The tree: an unfitted {tree} (``None``: ``{tree}()``). Its parameters apply to every
-        tree except ``epsilon``, ``random_state`` and ``privacy_budget``, which the forest sets
-        ({shared}); its own ``privacy_budget`` must be ``None``.
+        The tree: an unfitted :class:`~ldptree.LPDTRegressor` (``None``: ``LPDTRegressor()``).
+        Its parameters apply to every tree except ``epsilon``, ``random_state`` and
+        ``privacy_budget``, which the forest sets, and ``label_bound`` when ``None`` (taken
+        once from the whole ``y_public``); its own ``privacy_budget`` must be ``None``.
     n_trees:
         ``T >= 1``.
     epsilon:
@@ -229,8 +233,8 @@ _PARAMETERS = """
     privacy_budget:
         ``None``, a cap on the per-holder epsilon, or a shared
         :class:`~ldptree.accounting.LedgerScope` (or :class:`~ldptree.accounting.PrivacyAccount`)
-        charged with every tree's release about its holders; refused before any private row is
-        read when over a cap.
+        charged with every tree's release about its holders (all of them at once, or none);
+        refused before any private row is read when over a cap.
     random_state:
         ``None``, an int seed or a JAX key: drives the holder split, the resamples and every
         tree's key.
@@ -246,17 +250,7 @@ _PARAMETERS = """
     privacy_certificate_
         A :class:`~ldptree.accounting.CompositionCertificate`: every tree's certificate and the
         composition rule.
-"""
-
-
-class LPDTForestRegressor(RegressorMixin, _Forest):
-    __doc__ = (
-        "A forest of :class:`~ldptree.LPDTRegressor` trees (module docstring); predicts the "
-        "mean of the trees.\n"
-        + _PARAMETERS.format(
-            tree="LPDTRegressor", shared="and ``label_bound`` when ``None``: from ``y_public``"
-        )
-    )
+    """
 
     _tree_type = LPDTRegressor
 
@@ -299,14 +293,26 @@ class LPDTForestRegressor(RegressorMixin, _Forest):
 
 
 class LPCTForestClassifier(ClassifierMixin, _Forest):
-    __doc__ = (
-        "A forest of :class:`~ldptree.LPCTClassifier` trees (module docstring); predicts the "
-        "argmax of the mean class probabilities.\n"
-        + _PARAMETERS.format(
-            tree="LPCTClassifier",
-            shared="and ``classes`` when ``None``: from ``y_public``",
-        )
-    )
+    """A forest of :class:`~ldptree.LPCTClassifier` trees (module docstring); predicts the
+    argmax of the mean of the trees' class probabilities.
+
+    Parameters
+    ----------
+    estimator:
+        The tree: an unfitted :class:`~ldptree.LPCTClassifier` (``None``: ``LPCTClassifier()``).
+        Its parameters apply to every tree except ``epsilon``, ``random_state`` and
+        ``privacy_budget``, which the forest sets, and ``classes`` (resolved once from the
+        declared classes and the whole ``y_public``, so every tree has the same classes).
+    n_trees, epsilon, composition, public_sample, privacy_budget, random_state:
+        As :class:`LPDTForestRegressor`.
+
+    Attributes
+    ----------
+    classes_
+        The class labels.
+    estimators_, holder_split_, privacy_, privacy_ledger_, privacy_certificate_
+        As :class:`LPDTForestRegressor`.
+    """
 
     _tree_type = LPCTClassifier
 
