@@ -18,7 +18,8 @@ inside it, above a budget that applies to them. Composition rules: the ledger's 
 composition over the disjoint parts of a split).
 
 A charge stays recorded if the fit fails after it: the account may over-state what was
-released, never under-state it.
+released, never under-state it. A pickled account (sent to another process, saved with a model)
+is a copy of the record at that time, no longer shared.
 """
 
 from __future__ import annotations
@@ -89,6 +90,14 @@ class PrivacyAccount:
 
     def __copy__(self) -> PrivacyAccount:
         return self
+
+    def __getstate__(self) -> dict[str, Any]:
+        # pickling (another process, a saved model) copies the record: the copy is not shared
+        return {"ledger": self._ledger}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._ledger = state["ledger"]
+        self._lock = threading.Lock()
 
     def __repr__(self) -> str:
         return f"PrivacyAccount(worst-off holder {self._ledger.total})"

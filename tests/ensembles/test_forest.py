@@ -3,6 +3,7 @@ tree, budgets and bad inputs. Deterministic (fixed keys and data): no false fail
 
 from __future__ import annotations
 
+import pickle
 from typing import Any
 
 import numpy as np
@@ -145,6 +146,13 @@ def test_budgets_refuse_before_any_release(data: dict[str, Any]) -> None:
     group = account.scope("others")
     _fit(clone(model).set_params(privacy_budget=group, epsilon=1.0, random_state=2), data)
     assert group.spent.epsilon == pytest.approx(3.0)
+
+
+def test_a_fitted_forest_pickles(data: dict[str, Any]) -> None:
+    forest = _fit(LPDTForestRegressor(TREE, n_trees=2, epsilon=1.0, random_state=0), data)
+    again = pickle.loads(pickle.dumps(forest))
+    np.testing.assert_array_equal(again.predict(data["Xt"]), forest.predict(data["Xt"]))
+    assert again.privacy_ledger_ == forest.privacy_ledger_
 
 
 def test_sklearn_parameters_and_clone() -> None:
