@@ -246,14 +246,19 @@ class PrivacyLedger:
 
     def remaining_for(self, holders: Holders = None) -> PrivacySpend | None:
         """What a release about the group ``holders`` may still spend: the least, over every cap
-        on a group that contains it (cap minus this group's worst-off holder) or lies inside it
-        (cap minus that group's worst-off holder). ``None`` when no cap applies."""
+        on a group that shares holders with it, of the cap minus the worst-off holder they may
+        share (this group's when the cap's group contains it; the cap's group's otherwise, which
+        is exact for a group inside this one and may under-state what is left for a part of
+        another split). Parts of the same split are disjoint and do not constrain each other.
+        ``None`` when no cap applies."""
         path = holder_path(holders)
         left: list[PrivacySpend] = []
         for cap_path, cap in self._caps():
+            if _disjoint(path, cap_path):
+                continue
             if path[: len(cap_path)] == cap_path:  # the cap's group contains this one
                 left.append(_left(cap, self.holder_spend(path)))
-            elif cap_path[: len(path)] == path:  # a group inside this one
+            else:
                 left.append(_left(cap, self.holder_spend(cap_path)))
         if not left:
             return None
@@ -318,6 +323,15 @@ class PrivacyLedger:
         for path, cap in self.limits:
             lines.append(f"  budget of {_where(path)}: {cap}")
         return "\n".join(lines)
+
+
+def _disjoint(a: Path, b: Path) -> bool:
+    """Whether two groups have no holder in common: they first differ in two parts of one
+    split."""
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            return x.split == y.split
+    return False
 
 
 def _left(budget: PrivacySpend, spent: PrivacySpend) -> PrivacySpend:

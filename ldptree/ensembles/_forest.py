@@ -3,7 +3,7 @@
 Tree ``t`` of ``T`` is a copy of the ``estimator`` (an :class:`~ldptree.LPDTRegressor` or an
 :class:`~ldptree.LPCTClassifier`) grown on its own resample of the *public* sample
 (``public_sample``: a bootstrap resample, a random half, or all of it) with its own key, so the
-trees publish different partitions. The private holders answer the trees by ``composition``:
+trees may publish different partitions. The private holders answer the trees by ``composition``:
 
 * ``"split"`` (default): a public, data-independent assignment of holders to trees
   (:class:`~ldptree.rounds.HolderSplit`: holder ``i`` answers tree ``hash(seed, i) mod T`` only)
@@ -108,7 +108,8 @@ class _Forest(BaseEstimator):
         if self.public_sample == "bootstrap":
             return np.asarray(jax.random.randint(key, (n_public,), 0, n_public))
         if self.public_sample == "half":
-            return np.sort(np.asarray(jax.random.permutation(key, n_public))[: n_public // 2])
+            half = max(1, n_public // 2)
+            return np.sort(np.asarray(jax.random.permutation(key, n_public))[:half])
         return np.arange(n_public)
 
     def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> None:
@@ -146,7 +147,6 @@ class _Forest(BaseEstimator):
             scopes = (account.scope(),) * n_trees
         tree_epsilon = epsilon if split_mode else epsilon / n_trees
 
-        trees: list[Any] = []
         pending: list[PendingFit[Any]] = []
         for t, tree_key in enumerate(split(key_trees, n_trees)):
             key_sample, key_fit = split(tree_key)
@@ -164,8 +164,9 @@ class _Forest(BaseEstimator):
                 started = attrs.evolve(
                     started, round=attrs.evolve(started.round, holders=holder_split.part(t))
                 )
-            trees.append(member)
             pending.append(started)
+        if holder_split is not None:
+            _check_parts(holder_split, pending[0].rows.n)
         if outer is not None:  # every tree's charge at once, under the caller's scope
             outer.account.charge_all(
                 [(e.name, e.spend, _under(outer, e.holders)) for e in account.ledger.entries]
@@ -189,6 +190,19 @@ class _Forest(BaseEstimator):
             rounds=[f"tree {t}" for t in range(n_trees)],
             spends=tuple(m.privacy_ for m in fitted),
             certificates=tuple(m.privacy_certificate_ for m in fitted),
+        )
+
+
+def _check_parts(holder_split: HolderSplit, n: int | None) -> None:
+    """``ValueError`` when a tree would get no holder (public: ``n`` and the assignment)."""
+    if n is None:
+        return
+    sizes = holder_split.sizes(n)
+    if np.any(sizes == 0):
+        empty = int(np.argmin(sizes))
+        raise ValueError(
+            f"n_trees={holder_split.n_parts} leaves tree {empty} without holders ({n} private "
+            "rows split among the trees): use fewer trees or composition='sequential'"
         )
 
 

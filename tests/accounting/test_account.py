@@ -61,6 +61,21 @@ def test_nested_groups_and_per_group_remaining_budget() -> None:
     assert ledger.record("other", PrivacySpend(3.5), holders=other).total.epsilon == 4.0
 
 
+def test_a_cap_on_a_part_of_another_split_bounds_what_is_left() -> None:
+    first = [(Group(str(i), "first"),) for i in range(2)]
+    second = [(Group(str(i), "second"),) for i in range(2)]
+    ledger = PrivacyLedger().limit(first[0], PrivacySpend(2.0, 1.0))
+    ledger = ledger.record("a", PrivacySpend(1.5), holders=first[0])
+    # a part of another split may share holders with the capped part; the other part of the
+    # same split shares none
+    left_second, left_sibling = ledger.remaining_for(second[1]), ledger.remaining_for(first[1])
+    assert left_second is not None and left_second.epsilon == pytest.approx(0.5)
+    assert left_sibling is None
+    with pytest.raises(ValueError, match="above the budget"):
+        ledger.record("b", PrivacySpend(0.75), holders=second[1])
+    assert ledger.record("b", PrivacySpend(0.5), holders=second[1]).total.epsilon == 2.0
+
+
 def test_account_refuses_before_changing_and_is_shared_by_copies() -> None:
     account = PrivacyAccount(budget=2.0)
     scope = account.scope()

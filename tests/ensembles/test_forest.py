@@ -189,5 +189,9 @@ def test_bad_data_names_the_argument(data: dict[str, Any]) -> None:
         forest.fit(data["X"], data["y"])
     with pytest.raises(TypeError, match="iterable of chunks"):
         forest.fit(iter([(data["X"], data["y"])]), X_public=data["Xq"], y_public=data["yq"])
+    with pytest.raises(ValueError, match="n_trees=8 leaves tree"):
+        forest.set_params(n_trees=8).fit(
+            data["X"][:5], data["y"][:5], X_public=data["Xq"], y_public=data["yq"]
+        )
     with pytest.raises(ValueError, match="y_public"):
         forest.fit(data["X"], data["y"], X_public=data["Xq"], y_public=data["yq"][:5])
