@@ -13,6 +13,7 @@ from sklearn.base import clone
 from ldptree import LPCTClassifier, LPDTRegressor
 from ldptree.accounting import PrivacyAccount
 from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor
+from ldptree.estimators import fit_many
 
 N, NQ = 3000, 200
 
@@ -153,6 +154,19 @@ def test_a_fitted_forest_pickles(data: dict[str, Any]) -> None:
     again = pickle.loads(pickle.dumps(forest))
     np.testing.assert_array_equal(again.predict(data["Xt"]), forest.predict(data["Xt"]))
     assert again.privacy_ledger_ == forest.privacy_ledger_
+
+
+def test_a_forest_runs_in_fit_many_and_on_a_memory_map(data: dict[str, Any], tmp_path) -> None:  # type: ignore[no-untyped-def]
+    model = LPDTForestRegressor(TREE, n_trees=3, epsilon=2.0, random_state=4)
+    alone = _fit(clone(model), data).predict(data["Xt"])
+    (many,) = fit_many(
+        [clone(model)], data["X"], data["y"], X_public=data["Xq"], y_public=data["yq"]
+    )
+    np.testing.assert_array_equal(many.predict(data["Xt"]), alone)
+    np.save(tmp_path / "X.npy", data["X"])
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")
+    on_disk = clone(model).fit(mapped, data["y"], X_public=data["Xq"], y_public=data["yq"])
+    np.testing.assert_array_equal(on_disk.predict(data["Xt"]), alone)
 
 
 def test_sklearn_parameters_and_clone() -> None:
