@@ -31,6 +31,7 @@ SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     "bench_trees.py": (r"^\| 200 \| RandomMaxEdge \|.*\| yes \|$", frozenset({"git"})),
     "certificates.py": (r"^\| RRLaplaceMechanism \| 1 \| [\d.]+ \|", frozenset()),
     "first_fit.py": (r"^fit 1 [\d.]+ s$", frozenset()),
+    "forest_comparison.py": (r"^\| 2 \| 3 \| [\d.]+ ± [\d.]+ \|", frozenset()),
     "guarded_readout.py": (r"^\| concrete \| 2 \| [\d.e+]+ \|", frozenset({"data"})),
     "lpct_denominators.py": (r"^\| rice_cammeo_osmancik \| 2 \| 2 \| 1 \|", frozenset({"data"})),
     "lpct_figure4.py": (r"^\| 2 \| 0\.\d+ ± ", frozenset()),

@@ -29,6 +29,7 @@ from ldptree._validation import (
     check_real,
     check_vector,
 )
+from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
 from ldptree.estimators import (
     BaseEstimator,
@@ -53,8 +54,8 @@ from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, Repor
 from ldptree.rounds import (
     PrivateRows,
     Round,
-    budget_ledger,
     certified_spend,
+    charged_ledger,
     chunk_rows,
     release_key,
     run,
@@ -113,7 +114,7 @@ class _Histogram(BaseEstimator):
                 default if self.mechanism is None else check_mechanism(self.mechanism, epsilon)
             )
             charge = certified_spend(mechanism, n_cells=partition.n_leaves, label_bound=label_bound)
-            ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
+            ledger = charged_ledger(self.privacy_budget, charge)
             round_ = Round(
                 partition=partition,
                 mechanism=mechanism,
@@ -184,7 +185,9 @@ _REGRESSOR_DOC = """
     chunk_size:
         Holders per batch (capped so that ``chunk * num_cell^d <= 2^24``).
     privacy_budget:
-        Optional cap on the epsilon this fit may spend.
+        Optional cap on the epsilon this fit may spend, or a shared
+        :class:`~ldptree.accounting.LedgerScope` charged before the release (as for
+        :class:`~ldptree.LPDTRegressor`).
     simulation:
         ``"per_holder"`` (the protocol, default) or ``"aggregate"``: experiments only, the summed
         reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)``
@@ -226,7 +229,7 @@ class PHISTRegressor(_HistogramRegressor):
         label_bound: float | tuple[float, float] | None = None,
         max_cells: int = MAX_CELLS,
         chunk_size: int = 65536,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         simulation: str = "per_holder",
         aggregator: AggregatorFactory | None = None,
         mechanism: Mechanism[ReportT, StatsT] | None = None,
@@ -296,7 +299,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         classes: Any = None,
         max_cells: int = MAX_CELLS,
         chunk_size: int = 65536,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         simulation: str = "per_holder",
         aggregator: AggregatorFactory | None = None,
         mechanism: Mechanism[ReportT, StatsT] | None = None,

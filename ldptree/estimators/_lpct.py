@@ -38,6 +38,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
+from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import (
@@ -76,6 +77,7 @@ from ldptree.rounds import (
     Round,
     budget_ledger,
     certified_spend,
+    charged_ledger,
     chunk_rows,
     release_key,
 )
@@ -180,7 +182,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
                 mechanism, n_cells=n_cells, allow_uncertified=self.allow_uncertified
             )
             certificate = charge.certificate
-            ledger = ledger.record(charge.entry, charge.spend)
+            ledger = charged_ledger(self.privacy_budget, charge)
         plan = None
         if collect:
             plan = Round(
@@ -303,7 +305,10 @@ class LPCTClassifier(_LPCTBase):
         Holders per batch (default: about 4M released numbers per batch).
     privacy_budget:
         Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
-        with a ``ValueError`` before any private row is touched.
+        with a ``ValueError`` before any private row is touched. Or a
+        :class:`~ldptree.accounting.LedgerScope` (or :class:`~ldptree.accounting.PrivacyAccount`)
+        shared with other fits: the release is charged to the scope's holders, refused before
+        any private row is touched when it would exceed a budget of the scope.
     allow_uncertified:
         ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
         the published partition, else the fit is refused before any private row is touched;
@@ -339,7 +344,7 @@ class LPCTClassifier(_LPCTBase):
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
@@ -472,7 +477,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:

@@ -43,6 +43,7 @@ from ldptree._validation import (
     check_int,
     check_real,
 )
+from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
 from ldptree.estimators._composition import (
@@ -71,7 +72,7 @@ from ldptree.protocols import (
     ReportT,
     StatsT,
 )
-from ldptree.rounds import Round, budget_ledger, certified_spend, release_key
+from ldptree.rounds import Round, certified_spend, charged_ledger, release_key
 
 _OUTSIDE = ("clamp", "zero")
 #: ``readout=`` choices (class docstring).
@@ -144,7 +145,10 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         Holders privatized and aggregated per batch (bounds memory at ``chunk_size * n_cells``).
     privacy_budget:
         Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
-        with a ``ValueError`` before any private row is touched.
+        with a ``ValueError`` before any private row is touched. Or a
+        :class:`~ldptree.accounting.LedgerScope` (or :class:`~ldptree.accounting.PrivacyAccount`)
+        shared with other fits: the release is charged to the scope's holders, refused before
+        any private row is touched when it would exceed a budget of the scope.
     allow_uncertified:
         ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
         the published partition, else the fit is refused before any private row is touched.
@@ -193,7 +197,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int = 65536,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
@@ -276,7 +280,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             label_bound=bound,
             allow_uncertified=self.allow_uncertified,
         )
-        ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
+        ledger = charged_ledger(self.privacy_budget, charge)
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1, partition.n_leaves)  # refuse an unknown variance now
         readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
