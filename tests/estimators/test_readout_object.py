@@ -186,3 +186,19 @@ def test_bad_read_outs_are_refused_by_name():
     short = lambda e, p: LeafFit(values=e.count[:1], used_fallback=e.count[:1] > 0, estimates=e)  # noqa: E731
     with pytest.raises(ValueError, match="values of shape"):
         LPDTRegressor(readout=short).fit(X, y, X_public=Xq, y_public=yq)
+
+
+def test_a_user_read_out_on_dask(dask_client):
+    from ldptree.rounds import Dask
+
+    X, y, Xq, yq = _regression()
+    alone = _fit(readout=HalfWay(0.3))
+    (model,) = fit_many(
+        [LPDTRegressor(**SETTINGS, readout=HalfWay(0.3))],
+        X,
+        y,
+        X_public=Xq,
+        y_public=yq,
+        executor=Dask(dask_client, timeout=120),
+    )
+    np.testing.assert_array_equal(model.leaf_values_, alone.leaf_values_)
