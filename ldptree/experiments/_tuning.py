@@ -43,6 +43,7 @@ import numpy as np
 from ldptree._validation import NotApplicableError, check_open_unit
 from ldptree.accounting import PrivacyLedger, PrivacySpend
 from ldptree.estimators import fit_many
+from ldptree.estimators._many import staged_start
 from ldptree.experiments._grids import Grid, grid_preset
 from ldptree.experiments._guards import disabled_guards
 from ldptree.experiments._metrics import Metric
@@ -157,7 +158,7 @@ def _fit_grid(cell: Cell, points: list[dict[str, Any]]) -> list[tuple[Any, float
             cell.spec.build(cell.epsilon, params, cell.seed("fit", index))
             for index, params in enumerate(points)
         ]
-        if not all(hasattr(model, "_start_fit") for model in models):
+        if not all(staged_start(model) is not None for model in models):
             return None  # e.g. the histograms: fitting them here would only fit them twice
         fit_many(models, s.X_train, s.y_train, X_public=s.X_public, y_public=s.y_public)
     except NotApplicableError:

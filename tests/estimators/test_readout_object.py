@@ -202,3 +202,18 @@ def test_a_user_read_out_on_dask(dask_client):
         executor=Dask(dask_client, timeout=120),
     )
     np.testing.assert_array_equal(model.leaf_values_, alone.leaf_values_)
+
+
+class Doubled(LPDTRegressor):
+    """A variant that changes ``fit`` (not the staged fit): fit_many must run its own fit."""
+
+    def fit(self, X, y=None, *, X_public=None, y_public=None):
+        super().fit(X, y, X_public=X_public, y_public=y_public)
+        self.leaf_values_ = 2 * self.leaf_values_
+        return self
+
+
+def test_fit_many_never_replaces_an_overridden_fit_by_the_staged_one():
+    X, y, Xq, yq = _regression()
+    (model,) = fit_many([Doubled(**SETTINGS)], X, y, X_public=Xq, y_public=yq)
+    np.testing.assert_array_equal(model.leaf_values_, 2 * _fit().leaf_values_)
