@@ -75,6 +75,7 @@ from ldptree.mechanisms._variance import SupportsVariance
 from ldptree.protocols import (
     AggregatorFactory,
     CellEstimates,
+    LeafFit,
     Mechanism,
     Partitioner,
     PublicCells,
@@ -312,6 +313,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             if user_readout is not None
             else _resolve_readout(str(self.readout), mechanism, partition.n_leaves, bound)
         )
+        public = _public_cells(partition, mechanism, None if Xq is None else Xq_scaled, yq, bound)
         plan = Round(
             partition=partition,
             mechanism=mechanism,
@@ -327,33 +329,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             ratio = (
                 _auto_ratio(mechanism, estimates.n, partition.n_leaves) if auto_ratio else min_ratio
             )
-            default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
-            n_cells = partition.n_leaves
-            public_cells = np.asarray(partition.cells(Xq_scaled)) if Xq is not None else None
-            if yq is not None and public_cells is not None:
-                public_mean = cell_means(public_cells, yq, n_cells, default)
-            else:
-                public_mean = np.full(n_cells, default)
-            public = PublicCells(
-                partition=partition,
-                mechanism=mechanism,
-                counts=np.zeros(n_cells)
-                if public_cells is None
-                else np.bincount(public_cells, minlength=n_cells).astype(np.float64),
-                label_mean=public_mean,
-                label_bound=bound,
-                holder_variance=holder_variance(mechanism, n_cells, bound),
-            )
-            strength: float | None = None
-            if user_readout is not None:
-                leaves = checked_leaves(user_readout(estimates, public), (n_cells,))
-            elif readout == "shrink":  # public: n, the mechanism's variance and the label bound
-                shrink = ShrinkReadOut(ratio)
-                strength = shrink.strength(public, estimates.n)
-                leaves = shrink(estimates, public)
-            else:
-                strength = 0.0
-                leaves = RatioReadOut(ratio)(estimates, public)
+            leaves, strength = _read_out(user_readout, readout, ratio, estimates, public)
 
             self.n_features_in_ = d
             self.max_depth_ = grown_depth(self.rule, depth, partition)
@@ -363,7 +339,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             self.mechanism_choice_ = choice
             self.label_bound_ = bound
             self.estimates_ = estimates
-            self.public_leaf_mean_ = public_mean
+            self.public_leaf_mean_ = public.label_mean
             self.leaf_values_ = leaves.values
             self.used_fallback_ = leaves.used_fallback
             self.readout_ = user_readout if user_readout is not None else readout
@@ -404,6 +380,45 @@ def _auto_ratio(mechanism: Mechanism, n: int, n_cells: int) -> float:
             "neither: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
+
+
+def _public_cells(
+    partition: Any, mechanism: Mechanism, Xq_scaled: Any, yq: Any, bound: tuple[float, float]
+) -> PublicCells:
+    """The public side of the read-out: public rows and leaf means per cell (the public mean,
+    or the bound's midpoint without public labels, in empty cells), the bound and ``V``."""
+    n_cells = partition.n_leaves
+    default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
+    cells = None if Xq_scaled is None else np.asarray(partition.cells(Xq_scaled))
+    if yq is not None and cells is not None:
+        mean = cell_means(cells, yq, n_cells, default)
+    else:
+        mean = np.full(n_cells, default)
+    counts = np.zeros(n_cells) if cells is None else np.bincount(cells, minlength=n_cells)
+    return PublicCells(
+        partition=partition,
+        mechanism=mechanism,
+        counts=counts.astype(np.float64),
+        label_mean=mean,
+        label_bound=bound,
+        holder_variance=holder_variance(mechanism, n_cells, bound),
+    )
+
+
+def _read_out(
+    user: ReadOut | None,
+    readout: str | None,
+    min_ratio: float,
+    estimates: CellEstimates,
+    public: PublicCells,
+) -> tuple[LeafFit, float | None]:
+    """The leaves and the shrinkage ``a`` (``None`` for a user's read-out object)."""
+    if user is not None:
+        return checked_leaves(user(estimates, public), (public.n_cells,)), None
+    if readout == "shrink":  # public: n, the mechanism's variance and the label bound
+        shrink = ShrinkReadOut(min_ratio)
+        return shrink(estimates, public), shrink.strength(public, estimates.n)
+    return RatioReadOut(min_ratio)(estimates, public), 0.0
 
 
 def _resolve_readout(
