@@ -331,7 +331,8 @@ class LPCTClassifier(_LPCTBase):
     Attributes
     ----------
     classes_, partition_, scaler_, mechanism_, mechanism_choice_, estimates_, public_class_counts_,
-    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, max_depth_
+    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, readout_
+    (``"weighted"`` or the ``readout`` object), max_depth_
     (the depth the partition was grown to: as :class:`~ldptree.LPDTRegressor`), privacy_
     (certified epsilon, delta as sampled), privacy_certificate_ (``None`` when uncertified or
     nothing private is collected), privacy_ledger_, n_features_in_, n_public_
