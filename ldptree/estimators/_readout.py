@@ -174,6 +174,10 @@ def check_readout(readout: Any, names: tuple[str, ...]) -> ReadOut | None:
     if isinstance(readout, str):
         check_choice(readout, "readout", names)
         return None
+    if isinstance(readout, type):
+        raise TypeError(
+            f"readout={readout.__name__} is a class; pass an instance, readout={readout.__name__}()"
+        )
     if not callable(readout):
         raise TypeError(
             f"readout must be one of {names} or a ReadOut (a callable (estimates, public) -> "

@@ -175,6 +175,8 @@ def test_bad_read_outs_are_refused_by_name():
     X, y, Xq, yq = _regression(n=500)
     with pytest.raises(TypeError, match="readout must be one of"):
         LPDTRegressor(readout=42).fit(X, y, X_public=Xq, y_public=yq)
+    with pytest.raises(TypeError, match=r"pass an instance, readout=HalfWay\(\)"):
+        LPDTRegressor(readout=HalfWay).fit(X, y, X_public=Xq, y_public=yq)
     with pytest.raises(ValueError, match="readout"):
         LPDTRegressor(readout="nope").fit(X, y, X_public=Xq, y_public=yq)
     with pytest.raises(ValueError, match="min_private_ratio='auto' applies to the built-in"):
