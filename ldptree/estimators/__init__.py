@@ -27,7 +27,14 @@ from ldptree.estimators._lpct_readout import lpct_leaves, private_class_counts
 from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.estimators._many import PendingFit, fit_many
 from ldptree.estimators._prune import lpct_pruned_leaves
-from ldptree.estimators._readout import LeafFit, cell_means, lpdt_leaves, ratio_with_fallback
+from ldptree.estimators._readout import (
+    RatioReadOut,
+    ShrinkReadOut,
+    cell_means,
+    lpdt_leaves,
+    ratio_with_fallback,
+)
+from ldptree.protocols import LeafFit, PublicCells, ReadOut
 
 __all__ = [
     "ESTIMATOR_NEEDS",
@@ -38,7 +45,11 @@ __all__ = [
     "LPDTRegressor",
     "LeafFit",
     "PendingFit",
+    "PublicCells",
+    "RatioReadOut",
+    "ReadOut",
     "RegressorMixin",
+    "ShrinkReadOut",
     "UnknownClassWarning",
     "cell_means",
     "check_class_labels",

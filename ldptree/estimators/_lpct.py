@@ -44,6 +44,7 @@ from ldptree.estimators._classes import check_class_labels, encode_labels, resol
 from ldptree.estimators._composition import (
     check_components,
     check_mechanism,
+    grown_depth,
     is_named,
     make_partitioner,
     route,
@@ -62,6 +63,7 @@ from ldptree.estimators._lpct_readout import (
 )
 from ldptree.estimators._many import PendingFit
 from ldptree.estimators._prune import PRUNE_RULES, lpct_pruned_leaves
+from ldptree.estimators._readout import check_readout, checked_leaves
 from ldptree.mechanisms._random import split
 from ldptree.partitions._partition import Partition
 from ldptree.protocols import (
@@ -69,6 +71,8 @@ from ldptree.protocols import (
     CellEstimates,
     Mechanism,
     Partitioner,
+    PublicCells,
+    ReadOut,
     ReportT,
     StatsT,
 )
@@ -84,6 +88,8 @@ from ldptree.rounds import (
 from ldptree.rounds._rows import is_chunk_stream
 
 _CRITERIA = ("entropy", "gini")
+#: ``readout=`` names of :class:`LPCTClassifier` (besides a read-out object).
+READOUTS = ("weighted",)
 _OUTSIDE = ("clamp", "zero")
 
 
@@ -195,6 +201,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
                 chunk_size=self._chunk(mechanism, n_cells, simulated),
             )
         self.classes_ = classes
+        self.max_depth_ = grown_depth(self.rule, max_depth, partition)
         self.n_features_in_ = d
         self.n_public_ = 0 if Xq is None else int(Xq.shape[0])
         self.scaler_ = scaler
@@ -259,7 +266,9 @@ class LPCTClassifier(_LPCTBase):
     epsilon:
         Per-holder budget ``eps > 0``.
     max_depth:
-        Depth of the partition.
+        Depth of the partition. With a :class:`~ldptree.protocols.Partitioner` object as
+        ``rule`` it must equal the rule's own ``max_depth`` (else a ``ValueError`` naming both),
+        or be ``None``: the rule's own depth.
     min_samples_leaf, min_samples_split:
         Public-count stopping rules of the partition.
     lam:
@@ -267,7 +276,8 @@ class LPCTClassifier(_LPCTBase):
         tunes it on a grid (oracle, non-private in its experiments); it is not chosen here.
     rule:
         ``"max_edge"`` (default, LPCT), ``"random_max_edge"`` (LPCT-R), ``"cart"`` (LPCT-CART,
-        10 quantile thresholds per feature), or a :class:`~ldptree.protocols.Partitioner`.
+        10 quantile thresholds per feature), or a :class:`~ldptree.protocols.Partitioner`
+        (its depth checked against ``max_depth``).
     criterion:
         ``"gini"`` (the paper's stated choice, default) or ``"entropy"`` (the reference code).
     classes:
@@ -276,6 +286,13 @@ class LPCTClassifier(_LPCTBase):
     fallback:
         ``"none"`` (paper: ``0/0 = 0``, negative denominators kept) or ``"prior"`` (cells with a
         non-positive denominator use the public class frequencies).
+    readout:
+        ``"weighted"`` (default): the lambda-weighted ratio above (``lam``, ``fallback``). Or a
+        :class:`~ldptree.protocols.ReadOut` object, ``readout(estimates, public) -> LeafFit``
+        with ``eta`` values ``float[L, K]`` from the round's estimates (per-class counts:
+        :func:`~ldptree.estimators.private_class_counts`) and the fit's public
+        :class:`~ldptree.protocols.PublicCells` (``class_counts``); ``lam`` and ``fallback``
+        are then not used, and the round is always collected.
     mechanism:
         ``"auto"`` (default; ``None`` too): once the partition is grown, the library class
         mechanism with the smallest predicted error of a cell's class proportions for its ``L``
@@ -319,7 +336,9 @@ class LPCTClassifier(_LPCTBase):
     Attributes
     ----------
     classes_, partition_, scaler_, mechanism_, mechanism_choice_, estimates_, public_class_counts_,
-    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, privacy_
+    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, readout_
+    (``"weighted"`` or the ``readout`` object), max_depth_
+    (the depth the partition was grown to: as :class:`~ldptree.LPDTRegressor`), privacy_
     (certified epsilon, delta as sampled), privacy_certificate_ (``None`` when uncertified or
     nothing private is collected), privacy_ledger_, n_features_in_, n_public_
     """
@@ -329,7 +348,7 @@ class LPCTClassifier(_LPCTBase):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int = 4,
+        max_depth: int | None = 4,
         min_samples_leaf: int = 2,
         *,
         lam: float = 1.0,
@@ -338,6 +357,7 @@ class LPCTClassifier(_LPCTBase):
         criterion: str = "gini",
         classes: Any = None,
         fallback: str = "none",
+        readout: str | ReadOut = "weighted",
         mechanism: Mechanism[ReportT, StatsT] | str | None = "auto",
         aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
@@ -369,13 +389,14 @@ class LPCTClassifier(_LPCTBase):
         aggregator = self._components()
         lam = check_lam(self.lam)
         check_choice(self.fallback, "fallback", FALLBACKS)
-        _, plan, rows, _ = self._start_round(
+        user_readout = check_readout(self.readout, READOUTS)
+        partition, plan, rows, public = self._start_round(
             X,
             y,
             X_public,
             y_public,
             max_depth=self.max_depth,
-            collect=not math.isinf(lam),
+            collect=user_readout is not None or not math.isinf(lam),
             aggregator=aggregator,
         )
 
@@ -387,7 +408,19 @@ class LPCTClassifier(_LPCTBase):
                 else private_class_counts(estimates, self.classes_.shape[0])
             )
             self.lam_ = lam
-            eta, fell_back = self._eta(lam)
+            self.readout_ = READOUTS[0] if user_readout is None else user_readout
+            if user_readout is None:
+                eta, fell_back = self._eta(lam)
+            else:
+                assert estimates is not None  # a read-out object always has its round
+                cells = PublicCells(
+                    partition=partition,
+                    mechanism=self.mechanism_,
+                    counts=public.sum(axis=1),
+                    class_counts=public,
+                )
+                leaves = checked_leaves(user_readout(estimates, cells), public.shape)
+                eta, fell_back = leaves.values, leaves.used_fallback
             self.used_fallback_ = fell_back
             self._set_leaves(eta)
             return self
@@ -395,6 +428,11 @@ class LPCTClassifier(_LPCTBase):
         return PendingFit(plan, rows, finish)
 
     def _eta(self, lam: float) -> tuple[FloatArray, np.ndarray[Any, Any]]:
+        if not isinstance(self.readout, str):
+            raise ValueError(
+                f"readout={self.readout!r} is not the lambda-weighted ratio: there is no path over "
+                "lam to read out"
+            )
         if self.estimates_ is None and not math.isinf(lam):
             raise ValueError(
                 "this model was fitted with lam=inf (public only) and collected no private "
@@ -432,7 +470,9 @@ class LPCTPrunedClassifier(_LPCTBase):
         ``eps/2`` + refit path is not offered).
     max_depth:
         ``p_max``; ``None`` = the reference simulations' ``floor(log2(n_P eps^2 + n_Q^3) / 3)``
-        with ``n_P`` the number of reports and ``n_Q`` the public rows (both public).
+        with ``n_P`` the number of reports and ``n_Q`` the public rows (both public), or, with
+        a :class:`~ldptree.protocols.Partitioner` object as ``rule``, the rule's own depth (an
+        integer must equal the rule's ``max_depth``, as for :class:`LPCTClassifier`).
     min_depth:
         Shallowest node a leaf may be pruned to; ``None`` = ``floor(log2(n_P eps^2 + 1) / 3)``;
         capped at ``max_depth``.
@@ -520,17 +560,21 @@ class LPCTPrunedClassifier(_LPCTBase):
         n_private = _n_rows(X, y, self.max_depth, self.min_depth)
         n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
+        own_depth = self.max_depth is None and not isinstance(self.rule, str)
         partition, plan, rows, public = self._start_round(
             X,
             y,
             X_public,
             y_public,
-            max_depth=max_depth,
+            # a rule object without max_depth grows to its own depth, which the walk then uses
+            max_depth=None if own_depth else max_depth,
             collect=True,
             aggregator=aggregator,
             binary=True,
         )
         assert plan is not None  # collect=True
+        max_depth = self.max_depth_
+        min_depth = min(min_depth, max_depth)
 
         def finish(round_estimates: CellEstimates | None) -> LPCTPrunedClassifier:
             self.estimates_ = estimates = round_estimates

@@ -48,6 +48,7 @@ from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
 from ldptree.estimators._composition import (
     check_components,
+    grown_depth,
     is_named,
     make_partitioner,
     route,
@@ -60,15 +61,26 @@ from ldptree.estimators._inputs import (
     resolve_label_bound,
 )
 from ldptree.estimators._many import PendingFit
-from ldptree.estimators._readout import cell_means, lpdt_leaves, shrinkage_strength
+from ldptree.estimators._readout import (
+    RatioReadOut,
+    ShrinkReadOut,
+    cell_means,
+    check_readout,
+    checked_leaves,
+    holder_variance,
+    shrinkage_strength,
+)
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
 from ldptree.protocols import (
     AggregatorFactory,
     CellEstimates,
+    LeafFit,
     Mechanism,
     Partitioner,
+    PublicCells,
+    ReadOut,
     ReportT,
     StatsT,
 )
@@ -92,6 +104,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         paper's bias-variance balance with explicit constants) from the number of private rows
         ``n``, the width ``d``, the mechanism's per-holder variance ``V`` and the label bound's
         half-width ``h``; public, so fixed before any report. Needs ``n`` up front (arrays).
+        With a :class:`~ldptree.protocols.Partitioner` object as ``rule`` it must equal the
+        rule's own ``max_depth`` (else a ``ValueError`` naming both), or be ``None``: the
+        rule's own depth.
     min_samples_leaf:
         ``n_l``: minimal number of *public* points in each child of a split.
     min_samples_split:
@@ -106,8 +121,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         never estimated from private labels. Private labels are clipped into it by the mechanism.
     rule:
         ``"max_edge"`` (LPDT-M), ``"cart"`` (LPDT-V), ``"random_max_edge"``, or a
-        :class:`~ldptree.protocols.Partitioner` instance (which then fixes its own depth and
-        leaf sizes). The named rules rank splits by variance reduction (``"mse"``).
+        :class:`~ldptree.protocols.Partitioner` instance (which fixes its own leaf sizes; its
+        depth is checked against ``max_depth``). The named rules rank splits by variance
+        reduction (``"mse"``).
     mechanism:
         ``"auto"`` (default; ``None`` too): once the partition is grown, the library mechanism
         and split with the smallest predicted error of a cell mean for its ``L`` cells, ``eps``
@@ -129,7 +145,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ``m_j`` the public leaf mean and ``a = n V / h^2`` from ``n``, the mechanism's
         per-holder variance ``V`` and the label bound's half-width ``h`` (public, fixed before
         any report); bounded, and equal to the ratio up to ``O(1/n)`` in well-filled cells.
-        ``"ratio"``: the reference's ``s^_j / c^_j`` (parity with the papers).
+        ``"ratio"``: the reference's ``s^_j / c^_j`` (parity with the papers). Or a
+        :class:`~ldptree.protocols.ReadOut` object: ``readout(estimates, public) -> LeafFit``
+        from the round's debiased estimates and the fit's public
+        :class:`~ldptree.protocols.PublicCells` (``docs/tutorials/custom-readout.md``); it runs
+        in ``fit``, :func:`~ldptree.estimators.fit_many` and on any source, and is kept by
+        ``clone``.
     min_private_ratio:
         ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean (under
         either read-out). ``0`` (the reference) only catches non-positive counts. ``"auto"``:
@@ -168,9 +189,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     used_fallback_, label_bound_, n_features_in_
         Where the public leaf mean replaced the private ratio; the label range; the width.
     max_depth_
-        The depth used (``max_depth`` or its ``"auto"`` value).
+        The depth the partition was grown to: ``max_depth`` (or its ``"auto"`` value), which the
+        rule received; with ``max_depth=None`` the rule's declared depth, or the depth of the
+        grown partition for a rule that declares none.
     readout_, shrinkage_
-        The read-out used (``"shrink"`` or ``"ratio"``) and its ``a`` (``0.0`` for the ratio).
+        The read-out used (``"shrink"``, ``"ratio"`` or the ``readout`` object) and its ``a``
+        (``0.0`` for the ratio, ``None`` for a read-out object).
     privacy_
         A :class:`~ldptree.accounting.PrivacySpend`: the certified epsilon and the delta of the
         mechanism as sampled.
@@ -183,7 +207,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int | str = 4,
+        max_depth: int | str | None = 4,
         min_samples_leaf: int = 2,
         *,
         min_samples_split: int = 5,
@@ -192,7 +216,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         rule: str | Partitioner = "max_edge",
         mechanism: Mechanism[ReportT, StatsT] | str | None = "auto",
         aggregator: AggregatorFactory | None = None,
-        readout: str = "auto",
+        readout: str | ReadOut = "auto",
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
         feature_margin: float = 0.0,
@@ -255,7 +279,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
-        check_choice(self.readout, "readout", READOUTS)
+        user_readout = check_readout(self.readout, READOUTS)
+        if user_readout is not None and (auto_ratio or min_ratio != 0.0):
+            raise ValueError(
+                f"min_private_ratio={self.min_private_ratio!r} applies to the built-in read-outs; "
+                f"readout={user_readout!r} decides its own fallback: leave min_private_ratio=0"
+            )
         y = self._check_fit_input(X, y)
         rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
         d = rows.n_features
@@ -283,7 +312,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ledger = charged_ledger(self.privacy_budget, charge)
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1, partition.n_leaves)  # refuse an unknown variance now
-        readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
+        readout = (
+            None
+            if user_readout is not None
+            else _resolve_readout(str(self.readout), mechanism, partition.n_leaves, bound)
+        )
+        public = _public_cells(partition, mechanism, None if Xq is None else Xq_scaled, yq, bound)
         plan = Round(
             partition=partition,
             mechanism=mechanism,
@@ -299,31 +333,20 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             ratio = (
                 _auto_ratio(mechanism, estimates.n, partition.n_leaves) if auto_ratio else min_ratio
             )
-            default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
-            if yq is not None:
-                public_cells = np.asarray(partition.cells(Xq_scaled))
-                public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
-            else:
-                public_mean = np.full(partition.n_leaves, default)
-            strength = 0.0
-            if readout == "shrink":  # public: n, the mechanism's variance and the label bound
-                strength = (
-                    shrinkage_strength(mechanism, partition.n_leaves, estimates.n, bound) or 0.0
-                )
-            leaves = lpdt_leaves(estimates, public_mean, min_ratio=ratio, strength=strength)
+            leaves, strength = _read_out(user_readout, readout, ratio, estimates, public)
 
             self.n_features_in_ = d
-            self.max_depth_ = depth
+            self.max_depth_ = grown_depth(self.rule, depth, partition)
             self.scaler_ = scaler
             self.partition_ = partition
             self.mechanism_ = mechanism
             self.mechanism_choice_ = choice
             self.label_bound_ = bound
             self.estimates_ = estimates
-            self.public_leaf_mean_ = public_mean
+            self.public_leaf_mean_ = public.label_mean
             self.leaf_values_ = leaves.values
             self.used_fallback_ = leaves.used_fallback
-            self.readout_ = readout
+            self.readout_ = user_readout if user_readout is not None else readout
             self.shrinkage_ = strength
             self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
             self.privacy_ = ledger.total
@@ -361,6 +384,45 @@ def _auto_ratio(mechanism: Mechanism, n: int, n_cells: int) -> float:
             "neither: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
+
+
+def _public_cells(
+    partition: Any, mechanism: Mechanism, Xq_scaled: Any, yq: Any, bound: tuple[float, float]
+) -> PublicCells:
+    """The public side of the read-out: public rows and leaf means per cell (the public mean,
+    or the bound's midpoint without public labels, in empty cells), the bound and ``V``."""
+    n_cells = partition.n_leaves
+    default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
+    cells = None if Xq_scaled is None else np.asarray(partition.cells(Xq_scaled))
+    if yq is not None and cells is not None:
+        mean = cell_means(cells, yq, n_cells, default)
+    else:
+        mean = np.full(n_cells, default)
+    counts = np.zeros(n_cells) if cells is None else np.bincount(cells, minlength=n_cells)
+    return PublicCells(
+        partition=partition,
+        mechanism=mechanism,
+        counts=counts.astype(np.float64),
+        label_mean=mean,
+        label_bound=bound,
+        holder_variance=holder_variance(mechanism, n_cells, bound),
+    )
+
+
+def _read_out(
+    user: ReadOut | None,
+    readout: str | None,
+    min_ratio: float,
+    estimates: CellEstimates,
+    public: PublicCells,
+) -> tuple[LeafFit, float | None]:
+    """The leaves and the shrinkage ``a`` (``None`` for a user's read-out object)."""
+    if user is not None:
+        return checked_leaves(user(estimates, public), (public.n_cells,)), None
+    if readout == "shrink":  # public: n, the mechanism's variance and the label bound
+        shrink = ShrinkReadOut(min_ratio)
+        return shrink(estimates, public), shrink.strength(public, estimates.n)
+    return RatioReadOut(min_ratio)(estimates, public), 0.0
 
 
 def _resolve_readout(
