@@ -27,7 +27,13 @@ from ldptree.estimators._lpct_readout import lpct_leaves, private_class_counts
 from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.estimators._many import PendingFit, fit_many
 from ldptree.estimators._prune import lpct_pruned_leaves
-from ldptree.estimators._readout import LeafFit, cell_means, lpdt_leaves, ratio_with_fallback
+from ldptree.estimators._readout import (
+    LeafFit,
+    cell_means,
+    clip_to_bound,
+    lpdt_leaves,
+    ratio_with_fallback,
+)
 
 __all__ = [
     "ESTIMATOR_NEEDS",
@@ -46,6 +52,7 @@ __all__ = [
     "check_fit_data",
     "check_mechanism",
     "check_mechanism_fits",
+    "clip_to_bound",
     "encode_labels",
     "fit_many",
     "fit_scaler",

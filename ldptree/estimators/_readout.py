@@ -94,6 +94,15 @@ def shrinkage_strength(
     return math.inf if half <= 0 else max(n, 1) * variance / half**2
 
 
+def clip_to_bound(values: Any, bound: tuple[float, float]) -> Any:
+    """``min(max(v, lo), hi)`` elementwise: read-out values clipped into the label bound
+    ``[lo, hi]``. The regression function lies in the bound (every label does), so clipping a
+    value can only bring it closer: ``|clip(v) - f| <= |v - f|`` for every ``f`` in ``[lo, hi]``.
+    Post-processing of the release, no privacy cost."""
+    xp = namespace(values)
+    return xp.clip(values, bound[0], bound[1])
+
+
 def cell_means(cells: np.ndarray, y: FloatArray, n_cells: int, default: float) -> FloatArray:
     """Mean of ``y`` per cell (``default`` for cells with no rows): public leaf means."""
     xp = namespace(cells, y)
