@@ -73,7 +73,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=7)
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--fit-sizes", default="1e5,1e6", help="'' to skip the fit table")
+    parser.add_argument("--smoke", action="store_true", help="toy sizes, seconds")
     args = parser.parse_args()
+    if args.smoke:
+        args.sizes, args.fit_sizes, args.repeats, args.depth = "1e3,1e4", "2e3", 2, 4
     rng = np.random.default_rng(0)
     Xq = rng.uniform(size=(2000, 10))
     yq = np.sin(16 * Xq[:, 0]) + rng.normal(size=2000)

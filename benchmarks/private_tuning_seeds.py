@@ -21,6 +21,7 @@ Every fit is eps-LDP end to end (``docs/experiments.md``). A seed's runs are kep
 from __future__ import annotations
 
 import argparse
+import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
@@ -55,7 +56,20 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=1)
     parser.add_argument("--out", default="results/private-seeds")
+    parser.add_argument(
+        "--smoke", action="store_true", help="2 seeds, epsilon 2, 2 repetitions, a temporary --out"
+    )
     args = parser.parse_args()
+    if args.smoke:
+        args.seeds, args.epsilons, args.reps = [0, 1], [2.0], 2
+        with tempfile.TemporaryDirectory() as folder:
+            args.out = folder
+            _run(args)
+        return
+    _run(args)
+
+
+def _run(args: argparse.Namespace) -> None:
     # (method, dataset, epsilon) -> seed -> test MSEs of the selected models
     values: dict[tuple[str, str, float], dict[int, list[float]]] = defaultdict(dict)
     start = time.perf_counter()
