@@ -31,6 +31,7 @@ from ldptree.estimators._readout import (
     RatioReadOut,
     ShrinkReadOut,
     cell_means,
+    clip_to_bound,
     lpdt_leaves,
     ratio_with_fallback,
 )
@@ -57,6 +58,7 @@ __all__ = [
     "check_fit_data",
     "check_mechanism",
     "check_mechanism_fits",
+    "clip_to_bound",
     "encode_labels",
     "fit_many",
     "fit_scaler",

@@ -17,7 +17,8 @@ A composition, not a code path of its own:
   That ratio explodes where ``c^_j`` is small but positive, so by default (``readout="auto"``)
   it is shrunk towards the public leaf mean with the public-only precision weight
   ``w_j = c^_j^2 / (c^_j^2 + a)``, ``a = n V / h^2`` (:mod:`ldptree.estimators._readout`);
-  ``readout="ratio"`` is the reference's read-out (the papers' numbers).
+  ``readout="ratio"`` is the reference's read-out (the papers' numbers). Either way the leaf
+  values are then clipped into the public label bound (``clip_predictions=False``: not).
 
 Privacy: the partition, the scaling box and the label bound come from public data or the user,
 so the only private release is each holder's single report. Before any private row is touched the
@@ -38,6 +39,7 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
+    check_bool,
     check_choice,
     check_epsilon,
     check_int,
@@ -67,6 +69,7 @@ from ldptree.estimators._readout import (
     cell_means,
     check_readout,
     checked_leaves,
+    clip_to_bound,
     holder_variance,
     shrinkage_strength,
 )
@@ -160,6 +163,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     outside:
         Prediction for points outside the public feature box: ``"clamp"`` routes them to the
         boundary cell (as during private attribution); ``"zero"`` predicts 0 as the papers do.
+    clip_predictions:
+        ``True`` (default): leaf values are clipped into the label bound ``[lo, hi]``. Every
+        label lies in the bound, so the regression function does too, and clipping brings a
+        leaf value no further from it (free post-processing; it matters for noisy cells at small
+        ``eps`` or large depth). ``False``: the raw read-out, as the papers and the reference
+        compute it (``outside="zero"`` predicts 0 either way).
     feature_margin:
         Widen the public min-max box by this fraction of its width on each side.
     chunk_size:
@@ -185,7 +194,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ``describe()`` names the mechanism, the split and the predicted gain), else ``None``.
     partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_
         The published partition and scaling, the mechanism run, the debiased cell estimates and
-        the read-out.
+        the read-out (clipped into the label bound unless ``clip_predictions=False``).
     used_fallback_, label_bound_, n_features_in_
         Where the public leaf mean replaced the private ratio; the label range; the width.
     max_depth_
@@ -219,6 +228,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         readout: str | ReadOut = "auto",
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
+        clip_predictions: bool = True,
         feature_margin: float = 0.0,
         chunk_size: int = 65536,
         privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
@@ -279,6 +289,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
+        clip = check_bool(self.clip_predictions, "clip_predictions")
         user_readout = check_readout(self.readout, READOUTS)
         if user_readout is not None and (auto_ratio or min_ratio != 0.0):
             raise ValueError(
@@ -334,6 +345,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
                 _auto_ratio(mechanism, estimates.n, partition.n_leaves) if auto_ratio else min_ratio
             )
             leaves, strength = _read_out(user_readout, readout, ratio, estimates, public)
+            values = clip_to_bound(leaves.values, bound) if clip else leaves.values
 
             self.n_features_in_ = d
             self.max_depth_ = grown_depth(self.rule, depth, partition)
@@ -344,7 +356,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             self.label_bound_ = bound
             self.estimates_ = estimates
             self.public_leaf_mean_ = public.label_mean
-            self.leaf_values_ = leaves.values
+            self.leaf_values_ = values
             self.used_fallback_ = leaves.used_fallback
             self.readout_ = user_readout if user_readout is not None else readout
             self.shrinkage_ = strength

@@ -102,6 +102,15 @@ def holder_variance(mechanism: Mechanism, n_cells: int, bound: tuple[float, floa
     return None
 
 
+def clip_to_bound(values: Any, bound: tuple[float, float]) -> Any:
+    """``min(max(v, lo), hi)`` elementwise: read-out values clipped into the label bound
+    ``[lo, hi]``. The regression function lies in the bound (every label does), so clipping a
+    value can only bring it closer: ``|clip(v) - f| <= |v - f|`` for every ``f`` in ``[lo, hi]``.
+    Post-processing of the release, no privacy cost."""
+    xp = namespace(values)
+    return xp.clip(values, bound[0], bound[1])
+
+
 def cell_means(cells: np.ndarray, y: FloatArray, n_cells: int, default: float) -> FloatArray:
     """Mean of ``y`` per cell (``default`` for cells with no rows): public leaf means."""
     xp = namespace(cells, y)

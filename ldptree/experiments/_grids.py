@@ -13,8 +13,9 @@ fixed={...})``): :meth:`Grid.configurations` yields each point with them, and th
 rows' parameters and the grid's description like one-value axes. The LPDT presets that reproduce
 the papers' numbers (``lpdt-real``, ``lpdt-taxi``, ``lpdt-synthetic``, ``lpdt-depth``,
 ``lpdt-leaf``, ``lpdt-private``) fix the papers' mechanism and the reference's unguarded ratio
-read-out (``mechanism="paper"``, ``readout="ratio"``); a grid of your own starts from the
-estimator's defaults (the guarded ``readout="auto"``) and changes only what it names.
+read-out without clipping into the label bound (``mechanism="paper"``, ``readout="ratio"``,
+``clip_predictions=False``); a grid of your own starts from the estimator's defaults (the guarded
+``readout="auto"``, clipped predictions) and changes only what it names.
 
 * ``lpdt-real`` [P D.1]: ``n_l in {2,5,10,20,40,60,80,100,120,140,160}``, ``s in {1,2,3,4}``,
   ``rho in {0.3,0.5,0.7}`` (132 points); ``lpdt-taxi``: the same with ``s in {4,6,8,10}``.
@@ -135,7 +136,7 @@ def _lpct_real(n_private: int) -> Grid:
 
 
 #: The papers' LPDT settings, fixed by the presets that reproduce their numbers (docstring).
-PAPER_LPDT: dict[str, Any] = {"mechanism": "paper", "readout": "ratio"}
+PAPER_LPDT: dict[str, Any] = {"mechanism": "paper", "readout": "ratio", "clip_predictions": False}
 
 _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     "lpdt-real": {
