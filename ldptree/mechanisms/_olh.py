@@ -32,14 +32,11 @@ import jax
 import numpy as np
 
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
-from ldptree._xp import namespace
-from ldptree.mechanisms._geometric_label import GeometricLabel
-from ldptree.mechanisms._kit import KitMechanism, debias_indicators
-from ldptree.mechanisms._labels import ClassLabels, _to_n_classes
+from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
+from ldptree.mechanisms._kit import KitMechanism
+from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._local_hash import LocalHashRelease, _to_bits
-from ldptree.mechanisms._release import Release
 from ldptree.mechanisms._variance import CellVariance, indicator_variances
-from ldptree.protocols import CellEstimates
 
 __all__ = [
     "OLHCellClassMechanism",
@@ -58,7 +55,7 @@ class OLHLaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class OLHLaplaceMechanism(GeometricLabel, KitMechanism):
+class OLHLaplaceMechanism(ItemCellLabel, KitMechanism):
     """Optimized local hashing of the cell + one exact noisy label (module docstring).
 
     Parameters
@@ -89,21 +86,10 @@ class OLHLaplaceMechanism(GeometricLabel, KitMechanism):
         """The hashed cell (budget ``rho eps``)."""
         return LocalHashRelease("cell", self.cell_epsilon, self.hash_bits)
 
-    def releases(self) -> tuple[Release, ...]:
-        return (self.cell_release, self.label_release())
+    item_kind = "optimized local hashing"
 
-    def budget_parts(self) -> tuple[tuple[str, float], ...]:
-        return (("cell (optimized local hashing)", self.cell_epsilon), self.label_budget_part())
-
-    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
-        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
-        law = self.cell_release.channel(int(np.shape(stats["cell"])[0]))
-        return self.debias_cells(law, stats, "cell", n)
-
-    def cell_variance(self, n_cells: int) -> CellVariance:
-        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        law = self.cell_release.channel(check_int(n_cells, "n_cells", minimum=1))
-        return self.indicator_cell_variance(law.offset, law.slope)
+    def item_law(self, n_cells: int) -> Any:
+        return self.cell_release.channel(n_cells)
 
 
 class OLHCellClassReport(NamedTuple):
@@ -114,7 +100,7 @@ class OLHCellClassReport(NamedTuple):
 
 
 @attrs.frozen
-class OLHCellClassMechanism(KitMechanism):
+class OLHCellClassMechanism(ItemPairs, KitMechanism):
     """Optimized local hashing of the pair (cell, class) (module docstring).
 
     Parameters
@@ -136,28 +122,16 @@ class OLHCellClassMechanism(KitMechanism):
     def __attrs_post_init__(self) -> None:
         self._checked_releases()
 
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
-
     @property
     def pair_release(self) -> LocalHashRelease:
         """The hashed (cell, class) item (the whole ``eps``)."""
         items = np.arange(self.n_classes + 1)
         return LocalHashRelease("pairs", self.epsilon, self.hash_bits, label_index=items)
 
-    def releases(self) -> tuple[Release, ...]:
-        return (self.pair_release,)
+    item_kind = "optimized local hashing"
 
-    def budget_parts(self) -> tuple[tuple[str, float], ...]:
-        return (("cell x class (optimized local hashing)", self.epsilon),)
-
-    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
-        """Per-(cell, class) counts ``float[L, K]`` and their row sums (module docstring)."""
-        counts = stats["pairs"]
-        law = self.pair_release.channel(int(np.shape(counts)[0]))
-        pairs = debias_indicators(law, counts, n).count[:, : self.n_classes]
-        xp = namespace(pairs)
-        return CellEstimates(count=xp.sum(pairs, axis=1), label_sum=pairs, n=int(n))
+    def item_law(self, n_cells: int) -> Any:
+        return self.pair_release.channel(n_cells)
 
     def report_width(self, n_cells: int) -> int:
         """Numbers released per holder: ``r + 1``."""
@@ -165,7 +139,7 @@ class OLHCellClassMechanism(KitMechanism):
 
     def cell_variance(self, n_cells: int) -> CellVariance:
         """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        law = self.pair_release.channel(check_int(n_cells, "n_cells", minimum=1))
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
         single_in, single_out = indicator_variances(law.offset, law.slope)
         k = self.n_classes
         inside = single_in + (k - 1) * single_out

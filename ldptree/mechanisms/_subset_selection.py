@@ -33,14 +33,11 @@ import jax
 import numpy as np
 
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
-from ldptree._xp import namespace
-from ldptree.mechanisms._geometric_label import GeometricLabel
-from ldptree.mechanisms._kit import KitMechanism, debias_indicators
-from ldptree.mechanisms._labels import ClassLabels, _to_n_classes
-from ldptree.mechanisms._release import Release
+from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
+from ldptree.mechanisms._kit import KitMechanism
+from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._subset import SubsetRelease, _to_size
 from ldptree.mechanisms._variance import CellVariance, indicator_variances
-from ldptree.protocols import CellEstimates
 
 __all__ = [
     "SubsetCellClassMechanism",
@@ -59,7 +56,7 @@ class SubsetLaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class SubsetLaplaceMechanism(GeometricLabel, KitMechanism):
+class SubsetLaplaceMechanism(ItemCellLabel, KitMechanism):
     """k-subset selection on the cell + one exact noisy label (module docstring).
 
     Parameters
@@ -90,21 +87,10 @@ class SubsetLaplaceMechanism(GeometricLabel, KitMechanism):
         """The subset of cells (budget ``rho eps``)."""
         return SubsetRelease("cell", self.cell_epsilon, self.subset_size)
 
-    def releases(self) -> tuple[Release, ...]:
-        return (self.cell_release, self.label_release())
+    item_kind = "k-subset selection"
 
-    def budget_parts(self) -> tuple[tuple[str, float], ...]:
-        return (("cell (k-subset selection)", self.cell_epsilon), self.label_budget_part())
-
-    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
-        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
-        law = self.cell_release.law(int(np.shape(stats["cell"])[0]))
-        return self.debias_cells(law, stats, "cell", n)
-
-    def cell_variance(self, n_cells: int) -> CellVariance:
-        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        law = self.cell_release.law(check_int(n_cells, "n_cells", minimum=1))
-        return self.indicator_cell_variance(law.offset, law.slope)
+    def item_law(self, n_cells: int) -> Any:
+        return self.cell_release.law(n_cells)
 
 
 class SubsetCellClassReport(NamedTuple):
@@ -115,7 +101,7 @@ class SubsetCellClassReport(NamedTuple):
 
 
 @attrs.frozen
-class SubsetCellClassMechanism(KitMechanism):
+class SubsetCellClassMechanism(ItemPairs, KitMechanism):
     """k-subset selection on the pair (cell, class) (module docstring).
 
     Parameters
@@ -137,28 +123,16 @@ class SubsetCellClassMechanism(KitMechanism):
     def __attrs_post_init__(self) -> None:
         self._checked_releases()
 
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
-
     @property
     def pair_release(self) -> SubsetRelease:
         """The subset of (cell, class) items (the whole ``eps``)."""
         items = np.arange(self.n_classes + 1)
         return SubsetRelease("pairs", self.epsilon, self.subset_size, label_index=items)
 
-    def releases(self) -> tuple[Release, ...]:
-        return (self.pair_release,)
+    item_kind = "k-subset selection"
 
-    def budget_parts(self) -> tuple[tuple[str, float], ...]:
-        return (("cell x class (k-subset selection)", self.epsilon),)
-
-    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
-        """Per-(cell, class) counts ``float[L, K]`` and their row sums (module docstring)."""
-        counts = stats["pairs"]
-        law = self.pair_release.law(int(np.shape(counts)[0]))
-        pairs = debias_indicators(law, counts, n).count[:, : self.n_classes]
-        xp = namespace(pairs)
-        return CellEstimates(count=xp.sum(pairs, axis=1), label_sum=pairs, n=int(n))
+    def item_law(self, n_cells: int) -> Any:
+        return self.pair_release.law(n_cells)
 
     def report_width(self, n_cells: int) -> int:
         """Numbers released per holder: ``L (K + 1)`` bits."""
@@ -166,7 +140,7 @@ class SubsetCellClassMechanism(KitMechanism):
 
     def cell_variance(self, n_cells: int) -> CellVariance:
         """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        law = self.pair_release.law(check_int(n_cells, "n_cells", minimum=1))
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
         k, slope2 = self.n_classes, law.slope**2
         inside, outside = law.block_variance(k, True), law.block_variance(k, False)
         single_in, single_out = indicator_variances(law.offset, law.slope)

@@ -1,0 +1,90 @@
+"""What the mechanisms built on an item release share (k-subset selection, local hashing): the
+cell released as an item among ``L`` with a label (regression), or the pair ``(cell, class)`` as an
+item among ``L (K + 1)`` (classification).
+
+A release of this kind has a law (``item_law(n_items)``) whose indicator of item ``j`` has mean
+``offset + slope 1{x = j}``; :func:`~ldptree.mechanisms.debias_indicators` inverts it. The
+mechanisms differ only in their release, its law and their variance bounds.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ldptree._validation import check_int
+from ldptree._xp import namespace
+from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._kit import debias_indicators
+from ldptree.mechanisms._labels import ClassLabels
+from ldptree.mechanisms._release import Release
+from ldptree.mechanisms._variance import CellVariance
+from ldptree.protocols import CellEstimates
+
+__all__ = ["ItemCellLabel", "ItemPairs"]
+
+
+class ItemCellLabel(GeometricLabel):
+    """The cell as an item release ``"cell"`` (budget ``rho eps``) beside the geometric label."""
+
+    #: The release's name in the budget's parts, e.g. ``"k-subset selection"``.
+    item_kind: ClassVar[str]
+
+    @property
+    def cell_release(self) -> Any:
+        raise NotImplementedError
+
+    def item_law(self, n_cells: int) -> Any:
+        """The cell release's law over ``n_cells`` items (``offset``, ``slope``)."""
+        raise NotImplementedError
+
+    def releases(self) -> tuple[Release, ...]:
+        return (self.cell_release, self.label_release())
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        return ((f"cell ({self.item_kind})", self.cell_epsilon), self.label_budget_part())
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
+        law = self.item_law(int(np.shape(stats["cell"])[0]))
+        return self.debias_cells(law, stats, "cell", n)
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds for ``n_cells`` cells (from the indicators' law)."""
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        return self.indicator_cell_variance(law.offset, law.slope)
+
+
+class ItemPairs:
+    """The pair ``(cell, class)`` as one item release ``"pairs"`` with the whole budget; an
+    undeclared class code is the extra item ``K`` of its cell, counted nowhere."""
+
+    epsilon: float
+    n_classes: int
+    item_kind: ClassVar[str]
+
+    @property
+    def pair_release(self) -> Any:
+        raise NotImplementedError
+
+    def item_law(self, n_cells: int) -> Any:
+        """The pair release's law for ``n_cells`` cells."""
+        raise NotImplementedError
+
+    def labels(self) -> ClassLabels:
+        return ClassLabels(self.n_classes)
+
+    def releases(self) -> tuple[Release, ...]:
+        return (self.pair_release,)
+
+    def budget_parts(self) -> tuple[tuple[str, float], ...]:
+        return ((f"cell x class ({self.item_kind})", self.epsilon),)
+
+    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
+        """Per-(cell, class) counts ``float[L, K]`` and their row sums (module docstring)."""
+        counts = stats["pairs"]
+        law = self.item_law(int(np.shape(counts)[0]))
+        pairs = debias_indicators(law, counts, n).count[:, : self.n_classes]
+        xp = namespace(pairs)
+        return CellEstimates(count=xp.sum(pairs, axis=1), label_sum=pairs, n=int(n))
