@@ -39,15 +39,12 @@ from typing import Any
 import attrs
 import numpy as np
 
+import ldptree.mechanisms
 from ldptree.accounting._verify import LDPCertificate
-from ldptree.mechanisms import (
-    KitMechanism,
-    LaplaceCellClassMechanism,
-    LaplaceCellLabelMechanism,
-    RRLaplaceMechanism,
-)
+from ldptree.mechanisms import KitMechanism
 from ldptree.partitions import Partition, RangeScaler
 from ldptree.rounds._charge import certify
+from ldptree.rounds._plan import Round
 
 __all__ = [
     "MECHANISMS",
@@ -64,11 +61,22 @@ __all__ = [
 PUBLISHED_SCHEMA = "ldptree.protocol/published"
 #: The one schema version this release writes and reads (reports use the same number).
 SCHEMA_VERSION = 1
-#: Mechanisms a published round may name: the built-in kit mechanisms, by class name.
-MECHANISMS: Mapping[str, type[KitMechanism]] = {
-    cls.__name__: cls
-    for cls in (RRLaplaceMechanism, LaplaceCellClassMechanism, LaplaceCellLabelMechanism)
-}
+
+
+def _kit_mechanisms() -> dict[str, type[KitMechanism]]:
+    """Every built-in mechanism written on the kit (exported by :mod:`ldptree.mechanisms`),
+    by class name: each holds its whole configuration in its constructor's JSON-able fields
+    and samples with :meth:`~ldptree.mechanisms.KitMechanism.privatize_words`."""
+    out = {}
+    for name in ldptree.mechanisms.__all__:
+        obj = getattr(ldptree.mechanisms, name)
+        if isinstance(obj, type) and issubclass(obj, KitMechanism) and obj is not KitMechanism:
+            out[name] = obj
+    return out
+
+
+#: Mechanisms a published round may name: every built-in kit mechanism, by class name.
+MECHANISMS: Mapping[str, type[KitMechanism]] = _kit_mechanisms()
 
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -191,6 +199,12 @@ class PublishedRound:
     @property
     def n_cells(self) -> int:
         return self.partition.n_leaves
+
+    def round(self) -> Round:
+        """The round as the engine folds its collected reports (:func:`ldptree.rounds.run`
+        over :class:`~ldptree.rounds.Reports`): this partition, box and mechanism, the exact
+        sum aggregator, and no key (the holders drew their own randomness)."""
+        return Round(partition=self.partition, mechanism=self.mechanism, scaler=self.scaler)
 
     @functools.cached_property
     def layout(self) -> tuple[tuple[str, tuple[int, ...], int, int], ...]:
