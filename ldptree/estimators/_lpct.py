@@ -422,7 +422,8 @@ class LPCTClassifier(_LPCTBase):
         """The public stage of :meth:`fit` from public data and declarations only (as
         :meth:`LPDTRegressor.plan <ldptree.LPDTRegressor.plan>`; ``n_holders`` is recorded, no
         choice of this estimator needs it). Holders report class *codes*: the index of their
-        label in ``plan.finish(...).classes_``, i.e. in ``classes`` or the sorted public labels.
+        label in ``plan.classes`` (``classes``, or the sorted public labels), as
+        ``plan.round.labels`` encodes them.
         With ``lam=inf`` the plan has no round (``plan.finish(None)``)."""
         settings = self._settings()
         Xq, yq, d, n = self._public_input(X_public, y_public, n_features, n_holders)
@@ -701,6 +702,7 @@ class _Stage:
             ledger=self.ledger,
             n_holders=n_holders,
             finish=finish,
+            classes=self.classes,
         )
 
 

@@ -57,6 +57,9 @@ class FitPlan(Generic[T]):
         The mechanism's certificate for ``partition`` (``None`` when uncertified or nothing is
         collected) and the ledger the fitted model will carry (``privacy_ledger_``), already
         charged with the round: ``privacy`` is its total, the model's ``privacy_``.
+    classes:
+        The classifier's classes (``classes_`` of the fitted model; ``None`` for a regressor):
+        a holder reports its label's *code*, its index here (``round.labels`` encodes labels).
     n_holders:
         The number of holders declared for the plan (``None``: not declared). Only choices that
         need it read it (LPDT's ``max_depth="auto"``, LPCT-prune's default depths); ``fit``
@@ -73,6 +76,7 @@ class FitPlan(Generic[T]):
     ledger: PrivacyLedger
     n_holders: int | None
     _finish: Callable[[CellEstimates | None], T] = attrs.field(alias="finish")
+    classes: np.ndarray[Any, Any] | None = None
 
     @property
     def privacy(self) -> PrivacySpend:
