@@ -304,6 +304,8 @@ def main(argv: list[str] | None = None) -> None:
     caps = {int(k): int(float(v)) for k, v in (p.split(":") for p in args.max_reports.split(","))}
     if args.smoke:
         cells, sizes, args.singles, args.oversized_mb = [256], [1000], 6, 4
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)  # a scratch folder named by the user
     work = Path(tempfile.mkdtemp(dir=args.workdir, prefix="bench-collector-"))
     rows = []
     started = time.time()
