@@ -16,7 +16,7 @@ from protocol_helpers import POLICY
 
 from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.protocol import Collector, HolderLedger, holder_report, load_published, parse_report
-from ldptree.rounds import Reports
+from ldptree.rounds import PrivateRows, Reports
 
 N_HOLDERS, N_PUBLIC = 2000, 200
 
@@ -104,21 +104,34 @@ def test_a_deployment_ends_in_the_estimators_model(case: str, tmp_path: Path) ->
         assert in_process.score(X_test, y_test) > majority
 
 
-def test_fit_is_the_plan_finished_from_the_round() -> None:
-    """``fit`` = ``plan`` (with ``n_holders`` the number of rows) + the round + ``finish``."""
-    X_public, y_public = _data("regression", N_PUBLIC, seed=1)
-    X, y = _data("regression", 300, seed=2)
-    fitted = LPDTRegressor(epsilon=1.0, max_depth="auto", random_state=3).fit(
-        X, y, X_public=X_public, y_public=y_public
-    )
-    from ldptree.rounds import PrivateRows
+FIT_CASES = {
+    "LPDT-auto-depth": (lambda: LPDTRegressor(1.0, "auto", random_state=3), "regression"),
+    "LPCT": (lambda: LPCTClassifier(1.0, 3, lam=0.5, random_state=3), "classes"),
+    "LPCT-prune-default-depths": (lambda: LPCTPrunedClassifier(1.0, random_state=3), "classes"),
+}
 
-    estimator = LPDTRegressor(epsilon=1.0, max_depth="auto", random_state=3)
-    plan = estimator.plan(X_public, y_public, n_holders=300)
-    planned = plan.run(PrivateRows.of(X, y))
-    assert planned.max_depth_ == fitted.max_depth_
-    np.testing.assert_array_equal(planned.leaf_values_, fitted.leaf_values_)
+
+@pytest.mark.parametrize("case", sorted(FIT_CASES))
+def test_fit_is_the_plan_finished_from_the_round(case: str) -> None:
+    """``fit`` = ``plan`` (with ``n_holders`` the number of rows) + the round + ``finish``,
+    including the choices that read the number of holders (depths)."""
+    make, kind = FIT_CASES[case]
+    X_public, y_public = _data(kind, N_PUBLIC, seed=1)
+    X, y = _data(kind, 300, seed=2)
+    fitted = make().fit(X, y, X_public=X_public, y_public=y_public)
+    plan = make().plan(X_public, y_public, n_holders=300)
+    planned = plan.run(PrivateRows.of(X, y))  # the round encodes classes itself
+    assert type(planned) is type(fitted)
+    for name in ("max_depth_", "privacy_", "n_features_in_"):
+        assert getattr(planned, name, None) == getattr(fitted, name, None)
+    np.testing.assert_array_equal(planned.estimates_.count, fitted.estimates_.count)
     np.testing.assert_array_equal(planned.predict(X), fitted.predict(X))
+    if kind == "classes":
+        np.testing.assert_array_equal(planned.predict_proba(X), fitted.predict_proba(X))
+
+
+def test_choices_that_read_the_number_of_holders_need_it_declared() -> None:
+    X_public, y_public = _data("regression", N_PUBLIC, seed=1)
     with pytest.raises(ValueError, match="n_holders"):
         LPDTRegressor(max_depth="auto").plan(X_public, y_public)
     with pytest.raises(ValueError, match="n_holders"):
