@@ -127,12 +127,15 @@ class FitPlan(Generic[T]):
 
     def publish(self, *, nonce: str | None = None) -> dict[str, Any]:
         """What the curator publishes for this plan's round (:func:`ldptree.protocol.publish`
-        of its partition, box and mechanism; a fresh nonce unless ``nonce`` is given)."""
+        of its partition, box, mechanism and a classifier's classes, so that holders report
+        their own labels; a fresh nonce unless ``nonce`` is given)."""
         from ldptree.protocol import publish  # the deployment layer sits above the estimators
 
         if self.mechanism is None:
             raise ValueError("this plan collects no reports: there is no round to publish")
-        return publish(self.partition, self.scaler, self.mechanism, nonce=nonce)
+        return publish(
+            self.partition, self.scaler, self.mechanism, classes=self.classes, nonce=nonce
+        )
 
 
 def declared_shape(X_public: Any, n_features: Any, n_holders: Any) -> tuple[int, int | None]:

@@ -10,7 +10,12 @@ A published round is a JSON object
      "mechanism": {"name": "RRLaplaceMechanism", "params": {"epsilon": 1.0, ...}},
      "epsilon": 1.0,
      "certificate": {"epsilon_claimed": .., "epsilon_bound": .., "delta": 0.0, "pure": true},
-     "nonce": "<32 lowercase hex digits: 128 random bits>"}
+     "nonce": "<32 lowercase hex digits: 128 random bits>",
+     "classes": ["no", "yes"]}
+
+``classes`` is optional: a classification round that publishes its class labels (in code order)
+lets each holder report its own label, which the holder encodes; without it a holder reports a
+class code.
 
 Every float that routes a record is exact (hexadecimal ``float.hex`` strings, as in
 :meth:`~ldptree.partitions.Partition.to_json`); mechanism parameters are JSON numbers, which
@@ -129,9 +134,15 @@ def _pure_certificate(mechanism: KitMechanism, n_cells: int, refusal: str) -> LD
 
 
 def publish(
-    partition: Partition, scaler: RangeScaler, mechanism: Any, *, nonce: str | None = None
+    partition: Partition,
+    scaler: RangeScaler,
+    mechanism: Any,
+    *,
+    classes: Any = None,
+    nonce: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON object a curator publishes for one round (module docstring).
+    """The JSON object a curator publishes for one round (module docstring); ``classes``
+    (optional) are the class labels of a classification round, in code order.
 
     Runs :func:`~ldptree.accounting.verify_ldp` for ``partition.n_leaves`` cells and refuses
     (``ValueError``) a mechanism whose certificate is not pure epsilon-LDP as sampled; a
@@ -155,7 +166,7 @@ def publish(
     # Admission of a mechanism: today the built-in registry above plus this code's own
     # certificate; hand-written mechanisms get their admission check here.
     cert = _pure_certificate(mechanism, partition.n_leaves, "it cannot be published")
-    return {
+    out = {
         "schema": PUBLISHED_SCHEMA,
         "version": SCHEMA_VERSION,
         "partition": json.loads(partition.to_json()),
@@ -173,6 +184,29 @@ def publish(
         },
         "nonce": nonce,
     }
+    if classes is not None:
+        listed = classes.tolist() if isinstance(classes, np.ndarray) else classes
+        out["classes"] = _classes(listed, mechanism)
+    return out
+
+
+def _classes(value: Any, mechanism: KitMechanism) -> list[Any]:
+    """The published class labels: a list of distinct JSON strings or finite numbers (not
+    booleans), as many as the mechanism's classes; ``ValueError`` otherwise."""
+    n_classes = getattr(mechanism.labels(), "n_classes", None)
+    if n_classes is None:
+        raise ValueError(f"classes were given but {type(mechanism).__name__} takes real labels")
+    ok = isinstance(value, list | tuple) and all(
+        isinstance(c, str)
+        or (isinstance(c, int | float) and not isinstance(c, bool) and math.isfinite(c))
+        for c in value
+    )
+    if not ok or len(value) != n_classes or len({(type(c), c) for c in value}) != n_classes:
+        raise ValueError(
+            f"classes must be {n_classes} distinct strings or finite numbers (the mechanism's "
+            f"classes), got {value!r}"[:300]
+        )
+    return list(value)
 
 
 def _nonce(value: Any) -> str:
@@ -195,6 +229,9 @@ class PublishedRound:
     certificate: LDPCertificate
     text: str
     fingerprint: str
+    #: The class labels, in code order, when the round publishes them (``None``: a holder
+    #: reports a real label, or a class code it knows otherwise).
+    classes: tuple[Any, ...] | None = None
 
     @property
     def n_cells(self) -> int:
@@ -295,6 +332,9 @@ def load_published(published: Any) -> PublishedRound:
     epsilon = _field(published, "epsilon")
     if type(epsilon) not in (int, float) or float(epsilon) != mechanism.epsilon:
         raise ValueError(f"published epsilon {epsilon!r} is not the mechanism's epsilon")
+    classes = published.get("classes")
+    if classes is not None:
+        classes = tuple(_classes(classes, mechanism))
     cert = _pure_certificate(mechanism, partition.n_leaves, "refusing to report")
     return PublishedRound(
         partition=partition,
@@ -303,4 +343,5 @@ def load_published(published: Any) -> PublishedRound:
         certificate=cert,
         text=text,
         fingerprint=round_fingerprint(published),
+        classes=classes,
     )

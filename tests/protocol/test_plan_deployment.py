@@ -15,7 +15,14 @@ import pytest
 from protocol_helpers import POLICY
 
 from ldptree import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
-from ldptree.protocol import Collector, HolderLedger, holder_report, load_published, parse_report
+from ldptree.protocol import (
+    Collector,
+    HolderLedger,
+    holder_report,
+    load_published,
+    parse_report,
+    publish,
+)
 from ldptree.rounds import PrivateRows, Reports
 
 N_HOLDERS, N_PUBLIC = 2000, 200
@@ -30,12 +37,11 @@ def _data(kind: str, n: int, seed: int) -> tuple[np.ndarray[Any, Any], np.ndarra
 
 
 def _holders(plan: Any, published: dict[str, Any], X: Any, y: Any) -> list[dict[str, Any]]:
-    """Every holder answers from its own record, with its own ledger and the tests' policy;
-    a classifier's holders send their class code (the index of their label in the classes)."""
+    """Every holder answers from its own record (a classifier's holders their own class
+    label, encoded with the published classes), with its own ledger and the tests' policy."""
     round_ = load_published(published)  # one holder process would load it once
-    labels = y if plan.classes is None else plan.round.labels(y)
     reports = []
-    for x, label in zip(X, labels, strict=True):
+    for x, label in zip(X, y, strict=True):
         ledger = HolderLedger.in_memory()
         answer = holder_report(x, label.item(), round_, policy=POLICY, ledger=ledger)
         assert not answer.replayed
@@ -63,6 +69,10 @@ def test_a_deployment_ends_in_the_estimators_model(case: str, tmp_path: Path) ->
     # curator publishes; the holders see only the published JSON and their own record
     published = json.loads(json.dumps(plan.publish()))
     assert load_published(published).mechanism == plan.mechanism
+    if kind == "classes":  # the label encoding is part of the round
+        assert published["classes"] == ["no", "yes"] == plan.classes.tolist()
+    else:
+        assert "classes" not in published
     reports = _holders(plan, published, X, y)
     path = tmp_path / "reports.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in reports))
@@ -136,6 +146,28 @@ def test_choices_that_read_the_number_of_holders_need_it_declared() -> None:
         LPDTRegressor(max_depth="auto").plan(X_public, y_public)
     with pytest.raises(ValueError, match="n_holders"):
         LPCTPrunedClassifier().plan(X_public, y_public > 2.0)
+
+
+def test_published_classes_are_checked_and_encode_the_holders_labels() -> None:
+    X_public, y_public = _data("classes", N_PUBLIC, seed=1)
+    plan = LPCTClassifier(max_depth=2, random_state=0).plan(X_public, y_public)
+    published = plan.publish()
+    ledger = HolderLedger.in_memory()
+    with pytest.raises(ValueError, match="not one of the round's classes"):
+        holder_report([1.0, 0.0], "maybe", published, policy=POLICY, ledger=ledger)
+    with pytest.raises(ValueError, match="not one of the round's classes"):
+        holder_report([1.0, 0.0], 1, published, policy=POLICY, ledger=ledger)
+    assert ledger.spent == 0.0  # refused before any draw
+    answer = holder_report([1.0, 0.0], "yes", published, policy=POLICY, ledger=ledger)
+    assert answer.epsilon > 0
+    for bad in (["no"], ["no", "no"], ["no", True], ["no", float("nan")], [["no"], "yes"]):
+        with pytest.raises(ValueError, match="classes must be 2 distinct"):
+            publish(plan.partition, plan.scaler, plan.mechanism, classes=bad)
+        with pytest.raises(ValueError, match="classes must be 2 distinct|not plain JSON"):
+            load_published({**published, "classes": bad})
+    regression = LPDTRegressor(label_bound=1.0, max_depth=1).plan(n_features=2)
+    with pytest.raises(ValueError, match="takes real labels"):
+        publish(regression.partition, regression.scaler, regression.mechanism, classes=[0, 1])
 
 
 def test_a_plan_refuses_what_it_cannot_finish(tmp_path: Path) -> None:
