@@ -163,7 +163,7 @@ def test_published_classes_are_checked_and_encode_the_holders_labels() -> None:
     for bad in (["no"], ["no", "no"], ["no", True], ["no", float("nan")], [["no"], "yes"]):
         with pytest.raises(ValueError, match="classes must be 2 distinct"):
             publish(plan.partition, plan.scaler, plan.mechanism, classes=bad)
-        with pytest.raises(ValueError, match="classes must be 2 distinct|not plain JSON"):
+        with pytest.raises(ValueError, match=r"classes must be 2 distinct|not plain JSON"):
             load_published({**published, "classes": bad})
     regression = LPDTRegressor(label_bound=1.0, max_depth=1).plan(n_features=2)
     with pytest.raises(ValueError, match="takes real labels"):
