@@ -65,7 +65,10 @@ def main() -> None:
     parser.add_argument("--cells", type=int, default=256)
     parser.add_argument("--epsilon", type=float, default=4.0)
     parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--smoke", action="store_true", help="toy sizes, seconds (a test runs it)")
     args = parser.parse_args()
+    if args.smoke:
+        args.n, args.cells, args.repeats = 2_000, 16, 1
     print(f"words per holder at epsilon={args.epsilon}, {args.cells} cells:")
     for name, built in sorted(BUILT_INS.items()):
         mechanism = built.make(args.epsilon)

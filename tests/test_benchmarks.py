@@ -19,6 +19,7 @@ BENCHMARKS = ROOT / "benchmarks"
 #: datasets). A new script without an entry here fails the test below.
 SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     "bench_ab.py": (r"^warm_wall .*current/baseline \d", frozenset({"git"})),
+    "bench_collector.py": (r"^\| 256 \| 1,000 \| 1 \|", frozenset()),
     "bench_lpdt.py": (r"^\| 2,000 \| 3 \| \d+ \|", frozenset()),
     "bench_scale.py": (r"^\| lpct-agg \| 2e\+03 \| 4 \|", frozenset()),
     "bench_stream.py": (r"^\| current \| [\d.]+ \|", frozenset({"git"})),
@@ -26,6 +27,7 @@ SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
         r"table values, baseline vs current: all \d+ values",
         frozenset({"git", "data"}),
     ),
+    "bench_words.py": (r"^  hadamard packed=True: \d+ words", frozenset()),
     "bench_trees.py": (r"^\| 200 \| RandomMaxEdge \|.*\| yes \|$", frozenset({"git"})),
     "certificates.py": (r"^\| RRLaplaceMechanism \| 1 \| [\d.]+ \|", frozenset()),
     "first_fit.py": (r"^fit 1 [\d.]+ s$", frozenset()),

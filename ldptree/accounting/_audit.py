@@ -286,6 +286,18 @@ def _choose(
 MAX_AUDIT_COORDINATES = 2**28
 
 
+def _random_cell(key: Any, n_cells: int, taken: set[int]) -> int | None:
+    """A uniform cell of ``range(n_cells)`` outside ``taken`` (``None`` when there is none), drawn
+    by rejection from a generator seeded by ``key``: constant memory whatever ``n_cells``."""
+    if n_cells <= len(taken):
+        return None
+    rng = np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist())
+    while True:
+        cell = int(rng.integers(n_cells))
+        if cell not in taken:
+            return cell
+
+
 def audit_ldp(
     mechanism: Mechanism,
     *,
@@ -344,12 +356,7 @@ def audit_ldp(
         raise ValueError("the audit needs at least two distinct records")
     # a middle and a random cell, each compared with the first record (a leak confined to one
     # cell that is neither the first nor the last)
-    rest = [c for c in range(n_cells) if c not in (*cells, n_cells // 2)]
-    pick = (
-        int(np.random.default_rng(np.asarray(jax.random.key_data(key)).tolist()).choice(rest))
-        if rest
-        else None
-    )
+    pick = _random_cell(key, n_cells, {*cells, n_cells // 2})
     extra = [
         (c, label_values[0])
         for c in dict.fromkeys([n_cells // 2, pick])
