@@ -14,6 +14,8 @@ Where to start:
 * estimators: :class:`LPDTRegressor` (the LPDT paper), :class:`LPCTClassifier` and
   :class:`LPCTPrunedClassifier` (the LPCT paper); scikit-learn compatible, public data passed as
   ``fit(X, y, X_public=..., y_public=...)``;
+* ``ldptree.ensembles``: :class:`~ldptree.ensembles.LPDTForestRegressor` and
+  :class:`~ldptree.ensembles.LPCTForestClassifier`, forests of private trees;
 * ``ldptree.preprocessing``: ``PublicPipeline``, preprocessing fitted on public data only;
 * ``ldptree.mechanisms`` / ``partitions`` / ``rounds``: the holders', public and curator's side;
 * ``ldptree.accounting``: privacy spends, ledgers and exact LDP verification;
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from ldptree import baselines as baselines
     from ldptree import datasets as datasets
     from ldptree import distributed as distributed
+    from ldptree import ensembles as ensembles
     from ldptree import estimators as estimators
     from ldptree import experiments as experiments
     from ldptree import inspection as inspection
@@ -64,6 +67,7 @@ _SUBPACKAGES = frozenset(
         "baselines",
         "datasets",
         "distributed",
+        "ensembles",
         "estimators",
         "experiments",
         "inspection",

@@ -159,6 +159,13 @@ def check_real(value: Any, name: str) -> float:
     return out
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """``True`` or ``False`` (NumPy booleans accepted; ``0``/``1`` and strings rejected)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_positive(value: Any, name: str) -> float:
     """A finite real number > 0."""
     out = check_real(value, name)

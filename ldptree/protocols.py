@@ -35,10 +35,13 @@ __all__ = [
     "CellEstimates",
     "FoldsSummaries",
     "FusedSummary",
+    "LeafFit",
     "Mechanism",
     "OwnRoundEstimator",
     "Partition",
     "Partitioner",
+    "PublicCells",
+    "ReadOut",
     "ReportT",
     "SimulatesHolders",
     "StatsT",
@@ -83,6 +86,68 @@ jax.tree_util.register_pytree_node(
     lambda e: ((e.count, e.label_sum), e.n),
     lambda n, children: CellEstimates(count=children[0], label_sum=children[1], n=n),
 )
+
+
+@attrs.frozen(eq=False)
+class LeafFit:
+    """A read-out: per-leaf ``values`` (regression: ``float[L]``; classification: ``eta``,
+    ``float[L, K]``), where a fallback replaced the private estimate (``bool[L]``), and the
+    private estimates it was read from (``None`` when nothing private was collected). A JAX
+    pytree."""
+
+    values: FloatArray
+    used_fallback: Any
+    estimates: CellEstimates | None
+
+
+jax.tree_util.register_pytree_node(
+    LeafFit,
+    lambda f: ((f.values, f.used_fallback, f.estimates), None),
+    lambda _, c: LeafFit(values=c[0], used_fallback=c[1], estimates=c[2]),
+)
+
+
+@attrs.frozen(eq=False)
+class PublicCells:
+    """What a :class:`ReadOut` may use besides the private estimates: public or declared
+    quantities only, all fixed before any report is seen.
+
+    ``partition`` and ``mechanism`` are the published ones; ``counts`` (``float[L]``) the public
+    rows per cell; ``label_mean`` (regression, ``float[L]``) the public leaf mean, the bound's
+    midpoint (or the public mean) in a cell without public rows, the built-ins' fallback;
+    ``class_counts`` (classification, ``float[L, K]``) the public rows per (cell, class);
+    ``label_bound`` the declared label range (regression); ``holder_variance`` ``V``, the
+    variance one holder adds to a cell's label sum of labels centred in the bound (the
+    mechanism's own statement, ``None`` if it makes none), so a cell with debiased count
+    ``c^_j`` has a ratio ``s^_j / c^_j`` of noise variance about ``n V / c^_j^2``."""
+
+    partition: Partition
+    mechanism: Any
+    counts: FloatArray
+    label_mean: FloatArray | None = None
+    class_counts: FloatArray | None = None
+    label_bound: tuple[float, float] | None = None
+    holder_variance: float | None = None
+
+    @property
+    def n_cells(self) -> int:
+        return self.partition.n_leaves
+
+
+@runtime_checkable
+class ReadOut(Protocol):
+    """Per-leaf values from a round's debiased estimates: post-processing, no privacy cost.
+
+    ``readout(estimates, public) -> LeafFit``: ``estimates`` is the round's
+    :class:`CellEstimates` (``n`` reports), ``public`` the :class:`PublicCells` of the fit. The
+    values are ``float[L]`` for a regressor (its predictions) and ``float[L, K]`` for a
+    classifier (``eta``: the predicted class is the arg-max, probabilities its projection onto
+    the simplex). A read-out must not read private data other than ``estimates``; written with
+    array operations that work on NumPy and ``jax.numpy`` alike, it runs under ``jax.jit``.
+    Estimators take one as ``readout=`` (besides the built-in names) and keep it under
+    ``clone``/``get_params``, so an immutable object (e.g. ``attrs.frozen``) is best."""
+
+    def __call__(self, estimates: CellEstimates, public: PublicCells) -> LeafFit: ...
 
 
 @runtime_checkable

@@ -11,6 +11,7 @@ entry point    cases  what
 =============  =====  ====================================================================
 lpdt           24     ``LPDTRegressor.fit`` (features, labels, public data, hyper-params)
 lpct           8      ``LPCTClassifier.fit`` (class labels and the class policy)
+forest         4      ``LPDTForestRegressor.fit``, ``LPCTForestClassifier.fit``
 baselines      7      ``DECONVRegressor``, ``PSGDClassifier``, ``PGLMClassifier``
 partitioner    5      ``MaxEdgePartitioner``, ``RangeScaler.fit``
 partition      10     ``Partition.from_json`` (malformed JSON and fields)
@@ -60,6 +61,7 @@ from ldptree.baselines import (
 )
 from ldptree.cli import main as cli_main
 from ldptree.datasets import load_dataset, read_manifest
+from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor
 from ldptree.estimators import UnknownClassWarning
 from ldptree.experiments import load_config
 from ldptree.mechanisms import (
@@ -322,6 +324,33 @@ CASES: list[tuple[str, Case, type[Exception] | None, str]] = [
         lambda t: lpct(max_depth=20, classes=[0, 1]).fit(X, CLASSES),
         ValueError,
         r"max_depth=20 without public data makes a partition of 2\*\*20",
+    ),
+    # -- forests ------------------------------------------------------------------------------
+    (
+        "forest-n_trees-zero",
+        lambda t: LPDTForestRegressor(n_trees=0).fit(X, Y, X_public=X, y_public=Y),
+        ValueError,
+        "n_trees must be an integer >= 1",
+    ),
+    (
+        "forest-composition-unknown",
+        lambda t: LPCTForestClassifier(composition="both").fit(
+            X, CLASSES, X_public=X, y_public=CLASSES
+        ),
+        ValueError,
+        "composition must be one of",
+    ),
+    (
+        "forest-no-public-data",
+        lambda t: LPDTForestRegressor().fit(X, Y),
+        ValueError,
+        "X_public is required",
+    ),
+    (
+        "forest-estimator-wrong-tree",
+        lambda t: LPDTForestRegressor(estimator=lpct()).fit(X, Y, X_public=X, y_public=Y),
+        TypeError,
+        "estimator must be an unfitted LPDTRegressor",
     ),
     # -- baselines ---------------------------------------------------------------------------
     (
@@ -844,6 +873,16 @@ REFIT_CASES: list[tuple[str, Callable[[], Any], bool]] = [  # (name, estimator, 
     ("lpdt", lambda: lpdt(max_depth=2), False),
     ("lpct", lambda: lpct(max_depth=2), True),
     ("lpct-prune", lambda: LPCTPrunedClassifier(max_depth=3, random_state=0), True),
+    (
+        "lpdt-forest",
+        lambda: LPDTForestRegressor(lpdt(max_depth=2), n_trees=2, random_state=0),
+        False,
+    ),
+    (
+        "lpct-forest",
+        lambda: LPCTForestClassifier(lpct(max_depth=2), n_trees=2, random_state=0),
+        True,
+    ),
     ("deconv", lambda: DECONVRegressor(label_bound=1.0, random_state=0), False),
     ("phist", lambda: PHISTRegressor(label_bound=1.0, random_state=0), False),
     ("aphist", lambda: APHISTRegressor(label_bound=1.0, random_state=0), False),

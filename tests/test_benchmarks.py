@@ -21,6 +21,7 @@ SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     "bench_ab.py": (r"^warm_wall .*current/baseline \d", frozenset({"git"})),
     "bench_collector.py": (r"^\| 256 \| 1,000 \| 1 \|", frozenset()),
     "bench_lpdt.py": (r"^\| 2,000 \| 3 \| \d+ \|", frozenset()),
+    "bench_routing.py": (r"^\| 2,000 \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$", frozenset()),
     "bench_scale.py": (r"^\| lpct-agg \| 2e\+03 \| 4 \|", frozenset()),
     "bench_stream.py": (r"^\| current \| [\d.]+ \|", frozenset({"git"})),
     "bench_table.py": (
@@ -29,12 +30,15 @@ SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     ),
     "bench_words.py": (r"^  hadamard packed=True: \d+ words", frozenset()),
     "bench_trees.py": (r"^\| 200 \| RandomMaxEdge \|.*\| yes \|$", frozenset({"git"})),
+    "depth_rule.py": (r"^\| synthetic d=2 \| 4 \| \d+ \| \d+ \|", frozenset({"data"})),
     "certificates.py": (r"^\| RRLaplaceMechanism \| 1 \| [\d.]+ \|", frozenset()),
     "first_fit.py": (r"^fit 1 [\d.]+ s$", frozenset()),
+    "forest_comparison.py": (r"^\| 2 \| 3 \| [\d.]+ ± [\d.]+ \|", frozenset()),
     "guarded_readout.py": (r"^\| concrete \| 2 \| [\d.e+]+ \|", frozenset({"data"})),
     "lpct_denominators.py": (r"^\| rice_cammeo_osmancik \| 2 \| 2 \| 1 \|", frozenset({"data"})),
     "lpct_figure4.py": (r"^\| 2 \| 0\.\d+ ± ", frozenset()),
     "mechanism_comparison.py": (r"^\| concrete \| 2 \| oracle \|", frozenset({"data"})),
+    "private_tuning_seeds.py": (r"^\| LPDT-M \| \d+ \| [\d.]+ \(\d+-\d+\) \|", frozenset({"data"})),
     "profile_lpdt.py": (r"^sum of stages +[\d.]+$", frozenset()),
 }
 

@@ -13,6 +13,7 @@ SUBPACKAGES = [
     "accounting",
     "baselines",
     "datasets",
+    "ensembles",
     "experiments",
     "inspection",
     "preprocessing",

@@ -1,5 +1,6 @@
 """Privacy accounting: what each release spends, certified verification, black-box audit."""
 
+from ldptree.accounting._account import LedgerScope, PrivacyAccount
 from ldptree.accounting._admit import AdmissionError, HandWritten, admit
 from ldptree.accounting._audit import AuditResult, audit_ldp
 from ldptree.accounting._channels import (
@@ -11,6 +12,7 @@ from ldptree.accounting._channels import (
     binary_channel,
     grid_laplace_channel,
 )
+from ldptree.accounting._composed import CompositionCertificate
 from ldptree.accounting._law import (
     AffineInput,
     AffineLabelMap,
@@ -22,7 +24,7 @@ from ldptree.accounting._law import (
     ReportLaw,
     VerifiableMechanism,
 )
-from ldptree.accounting._ledger import LedgerEntry, PrivacyLedger
+from ldptree.accounting._ledger import Group, LedgerEntry, PrivacyLedger
 from ldptree.accounting._provenance import Provenance, provenance
 from ldptree.accounting._release import ReleaseCertificate
 from ldptree.accounting._reuse import KeyReuseWarning
@@ -37,9 +39,11 @@ __all__ = [
     "AuditResult",
     "CellBlock",
     "Channel",
+    "CompositionCertificate",
     "Divergences",
     "FeatureBlock",
     "FiniteChannel",
+    "Group",
     "HandWritten",
     "IndexBlock",
     "KeyReuseWarning",
@@ -47,6 +51,8 @@ __all__ = [
     "LabelBlock",
     "LaplaceChannel",
     "LedgerEntry",
+    "LedgerScope",
+    "PrivacyAccount",
     "PrivacyLedger",
     "PrivacySpend",
     "Provenance",

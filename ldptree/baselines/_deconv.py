@@ -64,6 +64,7 @@ from ldptree._validation import (
     check_real,
 )
 from ldptree._xp import float_dtype, namespace
+from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.estimators import (
     BaseEstimator,
     RegressorMixin,
@@ -78,8 +79,8 @@ from ldptree.rounds import (
     PrivateRows,
     ReportCollector,
     Round,
-    budget_ledger,
     certified_spend,
+    charged_ledger,
     release_key,
     run,
 )
@@ -200,7 +201,9 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
     chunk_size:
         Holders privatized per batch.
     privacy_budget:
-        Optional cap on the epsilon this fit may spend.
+        Optional cap on the epsilon this fit may spend, or a shared
+        :class:`~ldptree.accounting.LedgerScope` charged before the release (as for
+        :class:`~ldptree.LPDTRegressor`).
     random_state:
         ``None``, an int seed or a JAX key; drives all privacy noise.
 
@@ -224,7 +227,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         test_chunk: int = 256,
         holder_chunk: int = 4096,
         chunk_size: int = 65536,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         random_state: Any = None,
     ) -> None:
         self._keep(locals())
@@ -259,7 +262,7 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
             epsilon=epsilon, n_features=d, label_bound=bound, feature_share=share
         )
         charge = certified_spend(mechanism, n_cells=1, label_bound=bound)
-        ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
+        ledger = charged_ledger(self.privacy_budget, charge)
         scaler = fit_scaler(Xq, d, 0.0)
         # the round of every estimator: the trivial partition, each holder's (features, label)
         # released by the mechanism, the reports kept by the aggregator for the kernel read-out

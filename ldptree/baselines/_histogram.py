@@ -12,7 +12,8 @@ ratio read-out, with ``mu^_j = c^_j / n`` (privatised marginal) and ``nu^_j = s^
   else ``0``; predict ``classes_[1{eta^ > 1/2}]``.
 
 Private data is used only for estimation; the scaling box is the public min-max box when public
-features are given, else ``[0, 1]^d``. Truncation to 0 follows the paper (not the label centre).
+features are given, else ``[0, 1]^d``. Truncation to 0 follows the paper (not the label centre);
+the regressors then clip every cell value into the label bound (``clip_predictions=False``: not).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
+    check_bool,
     check_epsilon,
     check_int,
     check_real,
     check_vector,
 )
+from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
 from ldptree.estimators import (
     BaseEstimator,
@@ -38,6 +41,7 @@ from ldptree.estimators import (
     check_components,
     check_fit_data,
     check_mechanism,
+    clip_to_bound,
     encode_labels,
     fit_scaler,
     keeps_state_on_error,
@@ -53,8 +57,8 @@ from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, Repor
 from ldptree.rounds import (
     PrivateRows,
     Round,
-    budget_ledger,
     certified_spend,
+    charged_ledger,
     chunk_rows,
     release_key,
     run,
@@ -113,7 +117,7 @@ class _Histogram(BaseEstimator):
                 default if self.mechanism is None else check_mechanism(self.mechanism, epsilon)
             )
             charge = certified_spend(mechanism, n_cells=partition.n_leaves, label_bound=label_bound)
-            ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
+            ledger = charged_ledger(self.privacy_budget, charge)
             round_ = Round(
                 partition=partition,
                 mechanism=mechanism,
@@ -144,6 +148,7 @@ class _Histogram(BaseEstimator):
 class _HistogramRegressor(RegressorMixin, _Histogram):
     label_bound: float | tuple[float, float] | None
     truncation: float
+    clip_predictions: bool
 
     @keeps_state_on_error
     def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> Any:
@@ -151,12 +156,14 @@ class _HistogramRegressor(RegressorMixin, _Histogram):
         t = check_real(self.truncation, "truncation")
         if not 0.0 <= t < 1.0:
             raise ValueError(f"truncation must be in [0, 1), got {t}")
+        clip = check_bool(self.clip_predictions, "clip_predictions")
         y_arr, yq, collect = self._round(X, y, X_public, y_public, check_vector)
         bound = resolve_label_bound(self.label_bound, yq)
         default = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
         estimates = collect(default, y_arr, bound)
         self.label_bound_ = bound
-        self.leaf_values_, self.truncated_ = self._readout(estimates, t)
+        values, self.truncated_ = self._readout(estimates, t)
+        self.leaf_values_ = clip_to_bound(values, bound) if clip else values
         return self
 
     def _readout(self, estimates: CellEstimates, t: float) -> tuple[FloatArray, np.ndarray]:
@@ -179,12 +186,18 @@ _REGRESSOR_DOC = """
         ``t in [0, 1)``: cells whose (adjusted) estimated marginal is below ``t`` predict 0.
     label_bound:
         ``M`` or ``(lo, hi)``; ``None`` takes ``[min, max]`` of ``y_public`` (never private labels).
+    clip_predictions:
+        ``True`` (default): cell values, truncated ones included, are clipped into the label
+        bound (free post-processing: the regression function lies in it). ``False``: the
+        papers' read-out (a truncated cell predicts 0 even when 0 is outside the bound).
     max_cells:
         Refuse (``ValueError``) grids with more than this many cells, before allocating.
     chunk_size:
         Holders per batch (capped so that ``chunk * num_cell^d <= 2^24``).
     privacy_budget:
-        Optional cap on the epsilon this fit may spend.
+        Optional cap on the epsilon this fit may spend, or a shared
+        :class:`~ldptree.accounting.LedgerScope` charged before the release (as for
+        :class:`~ldptree.LPDTRegressor`).
     simulation:
         ``"per_holder"`` (the protocol, default) or ``"aggregate"``: experiments only, the summed
         reports drawn in law in ``O(num_cell^d)`` instead of ``O(n num_cell^d)``
@@ -224,9 +237,10 @@ class PHISTRegressor(_HistogramRegressor):
         truncation: float = 0.01,
         *,
         label_bound: float | tuple[float, float] | None = None,
+        clip_predictions: bool = True,
         max_cells: int = MAX_CELLS,
         chunk_size: int = 65536,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         simulation: str = "per_holder",
         aggregator: AggregatorFactory | None = None,
         mechanism: Mechanism[ReportT, StatsT] | None = None,
@@ -296,7 +310,7 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
         classes: Any = None,
         max_cells: int = MAX_CELLS,
         chunk_size: int = 65536,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         simulation: str = "per_holder",
         aggregator: AggregatorFactory | None = None,
         mechanism: Mechanism[ReportT, StatsT] | None = None,

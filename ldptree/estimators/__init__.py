@@ -28,7 +28,15 @@ from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.estimators._many import PendingFit, fit_many
 from ldptree.estimators._plan import FitPlan
 from ldptree.estimators._prune import lpct_pruned_leaves
-from ldptree.estimators._readout import LeafFit, cell_means, lpdt_leaves, ratio_with_fallback
+from ldptree.estimators._readout import (
+    RatioReadOut,
+    ShrinkReadOut,
+    cell_means,
+    clip_to_bound,
+    lpdt_leaves,
+    ratio_with_fallback,
+)
+from ldptree.protocols import LeafFit, PublicCells, ReadOut
 
 __all__ = [
     "ESTIMATOR_NEEDS",
@@ -40,7 +48,11 @@ __all__ = [
     "LPDTRegressor",
     "LeafFit",
     "PendingFit",
+    "PublicCells",
+    "RatioReadOut",
+    "ReadOut",
     "RegressorMixin",
+    "ShrinkReadOut",
     "UnknownClassWarning",
     "cell_means",
     "check_class_labels",
@@ -48,6 +60,7 @@ __all__ = [
     "check_fit_data",
     "check_mechanism",
     "check_mechanism_fits",
+    "clip_to_bound",
     "encode_labels",
     "fit_many",
     "fit_scaler",

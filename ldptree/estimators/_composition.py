@@ -36,10 +36,16 @@ def make_partitioner(
     criterion: Any,
     criteria: Collection[str],
 ) -> Partitioner:
-    """The partitioner named by ``rule`` (or ``rule`` itself if it is a Partitioner)."""
+    """The partitioner named by ``rule`` (or ``rule`` itself if it is a Partitioner, whose depth
+    must agree with ``max_depth``: :func:`check_rule_depth`)."""
     checked = check_rule(rule)
     if isinstance(checked, Partitioner):
-        return checked
+        return check_rule_depth(checked, max_depth)
+    if max_depth is None:
+        raise ValueError(
+            f"max_depth=None (the rule's own depth) needs a Partitioner object as rule; the named "
+            f"rule {rule!r} needs an integer max_depth"
+        )
     if criterion not in criteria:
         raise ValueError(f"criterion must be one of {sorted(criteria)}, got {criterion!r}")
     depth = check_int(max_depth, "max_depth", minimum=0)
@@ -53,6 +59,45 @@ def make_partitioner(
     return kind(
         max_depth=depth, min_samples_split=split, min_samples_leaf=leaf, criterion=criterion
     )
+
+
+def rule_depth(rule: Any) -> int | None:
+    """The depth a Partitioner object declares (an integer attribute ``max_depth``, as every
+    built-in rule has), else ``None``."""
+    own = getattr(rule, "max_depth", None)
+    return own if isinstance(own, int) and not isinstance(own, bool) else None
+
+
+def check_rule_depth(rule: Partitioner, max_depth: Any) -> Partitioner:
+    """``rule`` if the estimator's ``max_depth`` is the depth it grows to, else a ``ValueError``
+    naming both: an estimator never reports a depth its rule ignored. ``max_depth=None`` leaves
+    the depth to the rule; an integer must equal the rule's declared ``max_depth`` (a rule that
+    declares none cannot receive one)."""
+    if max_depth is None:
+        return rule
+    own = rule_depth(rule)
+    name = type(rule).__name__
+    if own is None:
+        raise ValueError(
+            f"rule={name}(...) declares no max_depth, so it cannot receive max_depth="
+            f"{max_depth!r}; pass max_depth=None (the rule fixes its own depth) or give the rule "
+            "an integer attribute max_depth"
+        )
+    if max_depth != own:
+        raise ValueError(
+            f"rule={name}(max_depth={own}) grows to depth {own}, but the estimator's max_depth="
+            f"{max_depth!r}; pass the same depth to both, or max_depth=None (the rule's own)"
+        )
+    return rule
+
+
+def grown_depth(rule: Any, max_depth: int | None, partition: Partition) -> int:
+    """``max_depth_``: ``max_depth`` when given (the rule received it), else the rule's declared
+    depth, else the depth of the grown ``partition``."""
+    if max_depth is not None:
+        return max_depth
+    own = rule_depth(rule)
+    return own if own is not None else partition.depth
 
 
 def check_rule(rule: Any) -> str | Partitioner:

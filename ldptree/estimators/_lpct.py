@@ -40,6 +40,7 @@ from ldptree._validation import (
     check_positive,
     check_real,
 )
+from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._verify import LDPCertificate
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
@@ -47,6 +48,7 @@ from ldptree.estimators._classes import check_class_labels, encode_labels, resol
 from ldptree.estimators._composition import (
     check_components,
     check_mechanism,
+    grown_depth,
     is_named,
     make_partitioner,
     route,
@@ -71,6 +73,7 @@ from ldptree.estimators._lpct_readout import (
 from ldptree.estimators._many import PendingFit
 from ldptree.estimators._plan import FitPlan, declared_shape, public_plan
 from ldptree.estimators._prune import PRUNE_RULES, lpct_pruned_leaves
+from ldptree.estimators._readout import check_readout, checked_leaves
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.partitions._partition import Partition
@@ -80,6 +83,8 @@ from ldptree.protocols import (
     CellEstimates,
     Mechanism,
     Partitioner,
+    PublicCells,
+    ReadOut,
     ReportT,
     StatsT,
 )
@@ -88,6 +93,7 @@ from ldptree.rounds import (
     Round,
     budget_ledger,
     certified_spend,
+    charged_ledger,
     chunk_rows,
     release_key,
 )
@@ -95,6 +101,8 @@ from ldptree.rounds._rows import is_chunk_stream
 
 T = TypeVar("T")
 _CRITERIA = ("entropy", "gini")
+#: ``readout=`` names of :class:`LPCTClassifier` (besides a read-out object).
+READOUTS = ("weighted",)
 _OUTSIDE = ("clamp", "zero")
 
 
@@ -202,7 +210,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
                 mechanism, n_cells=n_cells, allow_uncertified=self.allow_uncertified
             )
             certificate = charge.certificate
-            ledger = ledger.record(charge.entry, charge.spend)
+            ledger = charged_ledger(self.privacy_budget, charge)
         plan = None
         if collect:
             plan = Round(
@@ -216,6 +224,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             )
         return _Stage(
             classes=classes,
+            max_depth=grown_depth(self.rule, max_depth, partition),
             n_features=d,
             n_public=0 if Xq is None else int(Xq.shape[0]),
             scaler=scaler,
@@ -231,6 +240,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
     def _set_stage(self, stage: _Stage) -> None:
         """The fitted attributes of the public stage."""
         self.classes_ = stage.classes
+        self.max_depth_ = stage.max_depth
         self.n_features_in_ = stage.n_features
         self.n_public_ = stage.n_public
         self.scaler_ = stage.scaler
@@ -302,7 +312,9 @@ class LPCTClassifier(_LPCTBase):
     epsilon:
         Per-holder budget ``eps > 0``.
     max_depth:
-        Depth of the partition.
+        Depth of the partition. With a :class:`~ldptree.protocols.Partitioner` object as
+        ``rule`` it must equal the rule's own ``max_depth`` (else a ``ValueError`` naming both),
+        or be ``None``: the rule's own depth.
     min_samples_leaf, min_samples_split:
         Public-count stopping rules of the partition.
     lam:
@@ -310,7 +322,8 @@ class LPCTClassifier(_LPCTBase):
         tunes it on a grid (oracle, non-private in its experiments); it is not chosen here.
     rule:
         ``"max_edge"`` (default, LPCT), ``"random_max_edge"`` (LPCT-R), ``"cart"`` (LPCT-CART,
-        10 quantile thresholds per feature), or a :class:`~ldptree.protocols.Partitioner`.
+        10 quantile thresholds per feature), or a :class:`~ldptree.protocols.Partitioner`
+        (its depth checked against ``max_depth``).
     criterion:
         ``"gini"`` (the paper's stated choice, default) or ``"entropy"`` (the reference code).
     classes:
@@ -319,6 +332,13 @@ class LPCTClassifier(_LPCTBase):
     fallback:
         ``"none"`` (paper: ``0/0 = 0``, negative denominators kept) or ``"prior"`` (cells with a
         non-positive denominator use the public class frequencies).
+    readout:
+        ``"weighted"`` (default): the lambda-weighted ratio above (``lam``, ``fallback``). Or a
+        :class:`~ldptree.protocols.ReadOut` object, ``readout(estimates, public) -> LeafFit``
+        with ``eta`` values ``float[L, K]`` from the round's estimates (per-class counts:
+        :func:`~ldptree.estimators.private_class_counts`) and the fit's public
+        :class:`~ldptree.protocols.PublicCells` (``class_counts``); ``lam`` and ``fallback``
+        are then not used, and the round is always collected.
     mechanism:
         ``"auto"`` (default; ``None`` too): once the partition is grown, the library class
         mechanism with the smallest predicted error of a cell's class proportions for its ``L``
@@ -348,7 +368,10 @@ class LPCTClassifier(_LPCTBase):
         Holders per batch (default: about 4M released numbers per batch).
     privacy_budget:
         Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
-        with a ``ValueError`` before any private row is touched.
+        with a ``ValueError`` before any private row is touched. Or a
+        :class:`~ldptree.accounting.LedgerScope` (or :class:`~ldptree.accounting.PrivacyAccount`)
+        shared with other fits: the release is charged to the scope's holders, refused before
+        any private row is touched when it would exceed a budget of the scope.
     allow_uncertified:
         ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
         the published partition, else the fit is refused before any private row is touched;
@@ -359,7 +382,9 @@ class LPCTClassifier(_LPCTBase):
     Attributes
     ----------
     classes_, partition_, scaler_, mechanism_, mechanism_choice_, estimates_, public_class_counts_,
-    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, privacy_
+    private_class_counts_, leaf_eta_, leaf_proba_, leaf_class_, used_fallback_, lam_, readout_
+    (``"weighted"`` or the ``readout`` object), max_depth_
+    (the depth the partition was grown to: as :class:`~ldptree.LPDTRegressor`), privacy_
     (certified epsilon, delta as sampled), privacy_certificate_ (``None`` when uncertified or
     nothing private is collected), privacy_ledger_, n_features_in_, n_public_
     """
@@ -369,7 +394,7 @@ class LPCTClassifier(_LPCTBase):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int = 4,
+        max_depth: int | None = 4,
         min_samples_leaf: int = 2,
         *,
         lam: float = 1.0,
@@ -378,13 +403,14 @@ class LPCTClassifier(_LPCTBase):
         criterion: str = "gini",
         classes: Any = None,
         fallback: str = "none",
+        readout: str | ReadOut = "weighted",
         mechanism: Mechanism[ReportT, StatsT] | str | None = "auto",
         aggregator: AggregatorFactory | None = None,
         simulation: str = "per_holder",
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
@@ -429,21 +455,22 @@ class LPCTClassifier(_LPCTBase):
         Xq, yq, d, n = self._public_input(X_public, y_public, n_features, n_holders)
         return public_plan(self, self._plan(settings, Xq, yq, d, n))
 
-    def _settings(self) -> tuple[AggregatorFactory, float, float, float]:
+    def _settings(self) -> tuple[AggregatorFactory, float, Any, float, float]:
         aggregator = self._components()
         lam = check_lam(self.lam)
         check_choice(self.fallback, "fallback", FALLBACKS)
-        return (aggregator, lam, *self._round_settings())
+        user_readout = check_readout(self.readout, READOUTS)
+        return (aggregator, lam, user_readout, *self._round_settings())
 
     def _plan(
         self,
-        settings: tuple[AggregatorFactory, float, float, float],
+        settings: tuple[AggregatorFactory, float, Any, float, float],
         Xq: FloatArray | None,
         yq: Any,
         d: int,
         n: int | None,
     ) -> FitPlan[LPCTClassifier]:
-        aggregator, lam, epsilon, margin = settings
+        aggregator, lam, user_readout, epsilon, margin = settings
         stage = self._stage(
             epsilon,
             margin,
@@ -451,7 +478,7 @@ class LPCTClassifier(_LPCTBase):
             yq,
             d,
             max_depth=self.max_depth,
-            collect=not math.isinf(lam),
+            collect=user_readout is not None or not math.isinf(lam),
             aggregator=aggregator,
         )
 
@@ -464,7 +491,20 @@ class LPCTClassifier(_LPCTBase):
                 else private_class_counts(estimates, self.classes_.shape[0])
             )
             self.lam_ = lam
-            eta, fell_back = self._eta(lam)
+            self.readout_ = READOUTS[0] if user_readout is None else user_readout
+            if user_readout is None:
+                eta, fell_back = self._eta(lam)
+            else:
+                assert estimates is not None  # a read-out object always has its round
+                public = stage.public
+                cells = PublicCells(
+                    partition=stage.partition,
+                    mechanism=self.mechanism_,
+                    counts=public.sum(axis=1),
+                    class_counts=public,
+                )
+                leaves = checked_leaves(user_readout(estimates, cells), public.shape)
+                eta, fell_back = leaves.values, leaves.used_fallback
             self.used_fallback_ = fell_back
             self._set_leaves(eta)
             return self
@@ -472,6 +512,11 @@ class LPCTClassifier(_LPCTBase):
         return stage.plan(n, finish)
 
     def _eta(self, lam: float) -> tuple[FloatArray, np.ndarray[Any, Any]]:
+        if not isinstance(self.readout, str):
+            raise ValueError(
+                f"readout={self.readout!r} is not the lambda-weighted ratio: there is no path over "
+                "lam to read out"
+            )
         if self.estimates_ is None and not math.isinf(lam):
             raise ValueError(
                 "this model was fitted with lam=inf (public only) and collected no private "
@@ -509,7 +554,9 @@ class LPCTPrunedClassifier(_LPCTBase):
         ``eps/2`` + refit path is not offered).
     max_depth:
         ``p_max``; ``None`` = the reference simulations' ``floor(log2(n_P eps^2 + n_Q^3) / 3)``
-        with ``n_P`` the number of reports and ``n_Q`` the public rows (both public).
+        with ``n_P`` the number of reports and ``n_Q`` the public rows (both public), or, with
+        a :class:`~ldptree.protocols.Partitioner` object as ``rule``, the rule's own depth (an
+        integer must equal the rule's ``max_depth``, as for :class:`LPCTClassifier`).
     min_depth:
         Shallowest node a leaf may be pruned to; ``None`` = ``floor(log2(n_P eps^2 + 1) / 3)``;
         capped at ``max_depth``.
@@ -554,7 +601,7 @@ class LPCTPrunedClassifier(_LPCTBase):
         outside: str = "clamp",
         feature_margin: float = 0.0,
         chunk_size: int | None = None,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
@@ -638,18 +685,22 @@ class LPCTPrunedClassifier(_LPCTBase):
         aggregator, c, rule = settings
         n_public = 0 if Xq is None else int(Xq.shape[0])
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
+        own_depth = self.max_depth is None and not isinstance(self.rule, str)
         stage = self._stage(
             epsilon,
             margin,
             Xq,
             yq,
             d,
-            max_depth=max_depth,
+            # a rule object without max_depth grows to its own depth, which the walk then uses
+            max_depth=None if own_depth else max_depth,
             collect=True,
             aggregator=aggregator,
             binary=True,
         )
         partition, public = stage.partition, stage.public
+        max_depth = stage.max_depth
+        min_depth = min(min_depth, max_depth)
 
         def finish(round_estimates: CellEstimates | None) -> LPCTPrunedClassifier:
             assert round_estimates is not None  # collect=True
@@ -680,6 +731,7 @@ class _Stage:
     """The public stage of an LPCT fit (:meth:`_LPCTBase._stage`)."""
 
     classes: np.ndarray[Any, Any]
+    max_depth: int
     n_features: int
     n_public: int
     scaler: RangeScaler

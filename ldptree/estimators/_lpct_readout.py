@@ -39,8 +39,7 @@ import numpy as np
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import check_choice
 from ldptree._xp import as_float, bincount, float_dtype, namespace
-from ldptree.estimators._readout import LeafFit
-from ldptree.protocols import CellEstimates
+from ldptree.protocols import CellEstimates, LeafFit
 
 FALLBACKS = ("none", "prior")
 

@@ -17,7 +17,8 @@ A composition, not a code path of its own:
   That ratio explodes where ``c^_j`` is small but positive, so by default (``readout="auto"``)
   it is shrunk towards the public leaf mean with the public-only precision weight
   ``w_j = c^_j^2 / (c^_j^2 + a)``, ``a = n V / h^2`` (:mod:`ldptree.estimators._readout`);
-  ``readout="ratio"`` is the reference's read-out (the papers' numbers).
+  ``readout="ratio"`` is the reference's read-out (the papers' numbers). Either way the leaf
+  values are then clipped into the public label bound (``clip_predictions=False``: not).
 
 Privacy: the partition, the scaling box and the label bound come from public data or the user,
 so the only private release is each holder's single report. Before any private row is touched the
@@ -39,16 +40,19 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import (
     as_key,
+    check_bool,
     check_choice,
     check_epsilon,
     check_int,
     check_real,
     check_vector,
 )
+from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
 from ldptree.estimators._composition import (
     check_components,
+    grown_depth,
     is_named,
     make_partitioner,
     route,
@@ -63,19 +67,31 @@ from ldptree.estimators._inputs import (
 )
 from ldptree.estimators._many import PendingFit
 from ldptree.estimators._plan import FitPlan, declared_shape, public_plan
-from ldptree.estimators._readout import cell_means, lpdt_leaves, shrinkage_strength
+from ldptree.estimators._readout import (
+    RatioReadOut,
+    ShrinkReadOut,
+    cell_means,
+    check_readout,
+    checked_leaves,
+    clip_to_bound,
+    holder_variance,
+    shrinkage_strength,
+)
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
 from ldptree.protocols import (
     AggregatorFactory,
     CellEstimates,
+    LeafFit,
     Mechanism,
     Partitioner,
+    PublicCells,
+    ReadOut,
     ReportT,
     StatsT,
 )
-from ldptree.rounds import Round, budget_ledger, certified_spend, release_key
+from ldptree.rounds import Round, certified_spend, charged_ledger, release_key
 
 _OUTSIDE = ("clamp", "zero")
 #: ``readout=`` choices (class docstring).
@@ -95,6 +111,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         paper's bias-variance balance with explicit constants) from the number of private rows
         ``n``, the width ``d``, the mechanism's per-holder variance ``V`` and the label bound's
         half-width ``h``; public, so fixed before any report. Needs ``n`` up front (arrays).
+        With a :class:`~ldptree.protocols.Partitioner` object as ``rule`` it must equal the
+        rule's own ``max_depth`` (else a ``ValueError`` naming both), or be ``None``: the
+        rule's own depth.
     min_samples_leaf:
         ``n_l``: minimal number of *public* points in each child of a split.
     min_samples_split:
@@ -109,8 +128,9 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         never estimated from private labels. Private labels are clipped into it by the mechanism.
     rule:
         ``"max_edge"`` (LPDT-M), ``"cart"`` (LPDT-V), ``"random_max_edge"``, or a
-        :class:`~ldptree.protocols.Partitioner` instance (which then fixes its own depth and
-        leaf sizes). The named rules rank splits by variance reduction (``"mse"``).
+        :class:`~ldptree.protocols.Partitioner` instance (which fixes its own leaf sizes; its
+        depth is checked against ``max_depth``). The named rules rank splits by variance
+        reduction (``"mse"``).
     mechanism:
         ``"auto"`` (default; ``None`` too): once the partition is grown, the library mechanism
         and split with the smallest predicted error of a cell mean for its ``L`` cells, ``eps``
@@ -132,7 +152,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ``m_j`` the public leaf mean and ``a = n V / h^2`` from ``n``, the mechanism's
         per-holder variance ``V`` and the label bound's half-width ``h`` (public, fixed before
         any report); bounded, and equal to the ratio up to ``O(1/n)`` in well-filled cells.
-        ``"ratio"``: the reference's ``s^_j / c^_j`` (parity with the papers).
+        ``"ratio"``: the reference's ``s^_j / c^_j`` (parity with the papers). Or a
+        :class:`~ldptree.protocols.ReadOut` object: ``readout(estimates, public) -> LeafFit``
+        from the round's debiased estimates and the fit's public
+        :class:`~ldptree.protocols.PublicCells` (``docs/tutorials/custom-readout.md``); it runs
+        in ``fit``, :func:`~ldptree.estimators.fit_many` and on any source, and is kept by
+        ``clone``.
     min_private_ratio:
         ``tau``: cells with debiased count ``<= tau n`` predict their public leaf mean (under
         either read-out). ``0`` (the reference) only catches non-positive counts. ``"auto"``:
@@ -142,13 +167,22 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     outside:
         Prediction for points outside the public feature box: ``"clamp"`` routes them to the
         boundary cell (as during private attribution); ``"zero"`` predicts 0 as the papers do.
+    clip_predictions:
+        ``True`` (default): leaf values are clipped into the label bound ``[lo, hi]``. Every
+        label lies in the bound, so the regression function does too, and clipping brings a
+        leaf value no further from it (free post-processing; it matters for noisy cells at small
+        ``eps`` or large depth). ``False``: the raw read-out, as the papers and the reference
+        compute it (``outside="zero"`` predicts 0 either way).
     feature_margin:
         Widen the public min-max box by this fraction of its width on each side.
     chunk_size:
         Holders privatized and aggregated per batch (bounds memory at ``chunk_size * n_cells``).
     privacy_budget:
         Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
-        with a ``ValueError`` before any private row is touched.
+        with a ``ValueError`` before any private row is touched. Or a
+        :class:`~ldptree.accounting.LedgerScope` (or :class:`~ldptree.accounting.PrivacyAccount`)
+        shared with other fits: the release is charged to the scope's holders, refused before
+        any private row is touched when it would exceed a budget of the scope.
     allow_uncertified:
         ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
         the published partition, else the fit is refused before any private row is touched.
@@ -164,13 +198,16 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         ``describe()`` names the mechanism, the split and the predicted gain), else ``None``.
     partition_, scaler_, mechanism_, estimates_, leaf_values_, public_leaf_mean_
         The published partition and scaling, the mechanism run, the debiased cell estimates and
-        the read-out.
+        the read-out (clipped into the label bound unless ``clip_predictions=False``).
     used_fallback_, label_bound_, n_features_in_
         Where the public leaf mean replaced the private ratio; the label range; the width.
     max_depth_
-        The depth used (``max_depth`` or its ``"auto"`` value).
+        The depth the partition was grown to: ``max_depth`` (or its ``"auto"`` value), which the
+        rule received; with ``max_depth=None`` the rule's declared depth, or the depth of the
+        grown partition for a rule that declares none.
     readout_, shrinkage_
-        The read-out used (``"shrink"`` or ``"ratio"``) and its ``a`` (``0.0`` for the ratio).
+        The read-out used (``"shrink"``, ``"ratio"`` or the ``readout`` object) and its ``a``
+        (``0.0`` for the ratio, ``None`` for a read-out object).
     privacy_
         A :class:`~ldptree.accounting.PrivacySpend`: the certified epsilon and the delta of the
         mechanism as sampled.
@@ -183,7 +220,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     def __init__(
         self,
         epsilon: float = 1.0,
-        max_depth: int | str = 4,
+        max_depth: int | str | None = 4,
         min_samples_leaf: int = 2,
         *,
         min_samples_split: int = 5,
@@ -192,12 +229,13 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         rule: str | Partitioner = "max_edge",
         mechanism: Mechanism[ReportT, StatsT] | str | None = "auto",
         aggregator: AggregatorFactory | None = None,
-        readout: str = "auto",
+        readout: str | ReadOut = "auto",
         min_private_ratio: float | str = 0.0,
         outside: str = "clamp",
+        clip_predictions: bool = True,
         feature_margin: float = 0.0,
         chunk_size: int = 65536,
-        privacy_budget: float | None = None,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         allow_uncertified: bool = False,
         random_state: Any = None,
     ) -> None:
@@ -286,17 +324,29 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if margin < 0:
             raise ValueError(f"feature_margin must be >= 0, got {margin}")
         check_choice(self.outside, "outside", _OUTSIDE)
-        check_choice(self.readout, "readout", READOUTS)
-        return _Settings(aggregator, epsilon, auto_ratio, min_ratio, chunk, margin)
+        clip = check_bool(self.clip_predictions, "clip_predictions")
+        user_readout = check_readout(self.readout, READOUTS)
+        if user_readout is not None and (auto_ratio or min_ratio != 0.0):
+            raise ValueError(
+                f"min_private_ratio={self.min_private_ratio!r} applies to the built-in read-outs; "
+                f"readout={user_readout!r} decides its own fallback: leave min_private_ratio=0"
+            )
+        return _Settings(
+            aggregator, epsilon, auto_ratio, min_ratio, chunk, margin, clip, user_readout
+        )
 
     def _plan(
         self, settings: _Settings, Xq: Any, yq: Any, d: int, n: int | None
     ) -> FitPlan[LPDTRegressor]:
         """The plan from checked public data ``(Xq, yq)`` (``None``: none), the width ``d`` and
         the declared number of holders ``n``."""
-        aggregator, epsilon, auto_ratio, min_ratio, chunk, margin = attrs.astuple(
-            settings, recurse=False
+        aggregator, epsilon, auto_ratio, min_ratio = (
+            settings.aggregator,
+            settings.epsilon,
+            settings.auto_ratio,
+            settings.min_ratio,
         )
+        clip, user_readout = settings.clip, settings.user_readout
         bound = resolve_label_bound(self.label_bound, yq)
         depth = self.max_depth
         if isinstance(depth, str):  # the papers' mechanism's variance when the default is named
@@ -308,7 +358,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             check_data_free_depth(depth, choose, self.mechanism)
         key_partition, key_noise = split(as_key(self.random_state))
 
-        scaler = fit_scaler(Xq, d, margin)
+        scaler = fit_scaler(Xq, d, settings.margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
         mechanism, choice = self._mechanism(epsilon, bound, partition.n_leaves)
@@ -318,18 +368,23 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             label_bound=bound,
             allow_uncertified=self.allow_uncertified,
         )
-        ledger = budget_ledger(self.privacy_budget).record(charge.entry, charge.spend)
+        ledger = charged_ledger(self.privacy_budget, charge)
         ledger = ledger.post_process("aggregation, debiasing and leaf read-out")
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1, partition.n_leaves)  # refuse an unknown variance now
-        readout = _resolve_readout(self.readout, mechanism, partition.n_leaves, bound)
+        readout = (
+            None
+            if user_readout is not None
+            else _resolve_readout(str(self.readout), mechanism, partition.n_leaves, bound)
+        )
+        public = _public_cells(partition, mechanism, None if Xq is None else Xq_scaled, yq, bound)
         plan = Round(
             partition=partition,
             mechanism=mechanism,
             key=release_key(key_noise, mechanism, partition),
             aggregator=aggregator,
             scaler=scaler,
-            chunk_size=chunk,
+            chunk_size=settings.chunk,
         )
 
         def finish(round_estimates: CellEstimates | None) -> LPDTRegressor:
@@ -338,31 +393,21 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             ratio = (
                 _auto_ratio(mechanism, estimates.n, partition.n_leaves) if auto_ratio else min_ratio
             )
-            default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
-            if yq is not None:
-                public_cells = np.asarray(partition.cells(Xq_scaled))
-                public_mean = cell_means(public_cells, yq, partition.n_leaves, default)
-            else:
-                public_mean = np.full(partition.n_leaves, default)
-            strength = 0.0
-            if readout == "shrink":  # public: n, the mechanism's variance and the label bound
-                strength = (
-                    shrinkage_strength(mechanism, partition.n_leaves, estimates.n, bound) or 0.0
-                )
-            leaves = lpdt_leaves(estimates, public_mean, min_ratio=ratio, strength=strength)
+            leaves, strength = _read_out(user_readout, readout, ratio, estimates, public)
+            values = clip_to_bound(leaves.values, bound) if clip else leaves.values
 
             self.n_features_in_ = d
-            self.max_depth_ = depth
+            self.max_depth_ = grown_depth(self.rule, depth, partition)
             self.scaler_ = scaler
             self.partition_ = partition
             self.mechanism_ = mechanism
             self.mechanism_choice_ = choice
             self.label_bound_ = bound
             self.estimates_ = estimates
-            self.public_leaf_mean_ = public_mean
-            self.leaf_values_ = leaves.values
+            self.public_leaf_mean_ = public.label_mean
+            self.leaf_values_ = values
             self.used_fallback_ = leaves.used_fallback
-            self.readout_ = readout
+            self.readout_ = user_readout if user_readout is not None else readout
             self.shrinkage_ = strength
             self.privacy_ledger_ = ledger
             self.privacy_ = ledger.total
@@ -401,6 +446,8 @@ class _Settings:
     min_ratio: float
     chunk: int
     margin: float
+    clip: bool
+    user_readout: Any
 
 
 #: ``min_private_ratio="auto"`` falls back where a debiased count is within this many noise
@@ -422,6 +469,45 @@ def _auto_ratio(mechanism: Mechanism, n: int, n_cells: int) -> float:
             "neither: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
+
+
+def _public_cells(
+    partition: Any, mechanism: Mechanism, Xq_scaled: Any, yq: Any, bound: tuple[float, float]
+) -> PublicCells:
+    """The public side of the read-out: public rows and leaf means per cell (the public mean,
+    or the bound's midpoint without public labels, in empty cells), the bound and ``V``."""
+    n_cells = partition.n_leaves
+    default = float(yq.mean()) if yq is not None else (bound[0] + bound[1]) / 2.0
+    cells = None if Xq_scaled is None else np.asarray(partition.cells(Xq_scaled))
+    if yq is not None and cells is not None:
+        mean = cell_means(cells, yq, n_cells, default)
+    else:
+        mean = np.full(n_cells, default)
+    counts = np.zeros(n_cells) if cells is None else np.bincount(cells, minlength=n_cells)
+    return PublicCells(
+        partition=partition,
+        mechanism=mechanism,
+        counts=counts.astype(np.float64),
+        label_mean=mean,
+        label_bound=bound,
+        holder_variance=holder_variance(mechanism, n_cells, bound),
+    )
+
+
+def _read_out(
+    user: ReadOut | None,
+    readout: str | None,
+    min_ratio: float,
+    estimates: CellEstimates,
+    public: PublicCells,
+) -> tuple[LeafFit, float | None]:
+    """The leaves and the shrinkage ``a`` (``None`` for a user's read-out object)."""
+    if user is not None:
+        return checked_leaves(user(estimates, public), (public.n_cells,)), None
+    if readout == "shrink":  # public: n, the mechanism's variance and the label bound
+        shrink = ShrinkReadOut(min_ratio)
+        return shrink(estimates, public), shrink.strength(public, estimates.n)
+    return RatioReadOut(min_ratio)(estimates, public), 0.0
 
 
 def _resolve_readout(

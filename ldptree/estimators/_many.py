@@ -17,7 +17,7 @@ this is a faster schedule, not another estimator.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 import attrs
 import jax
@@ -46,6 +46,21 @@ class PendingFit(Generic[T]):
         return self.finish(run([self.round], self.rows, executor=executor)[0].estimates)
 
 
+def staged_start(estimator: Any) -> Callable[..., PendingFit[Any]] | None:
+    """The estimator's staged fit (``_start_fit``), or ``None`` when it has none or when its
+    class overrides ``fit`` below the class that defines ``_start_fit`` (a subclass that
+    changes ``fit`` is fitted with its own ``fit``, never silently replaced by the staged one)."""
+    start = getattr(estimator, "_start_fit", None)
+    if start is None:
+        return None
+    mro = type(estimator).__mro__
+    owner = next(c for c in mro if "_start_fit" in vars(c))
+    fit_owner = next((c for c in mro if "fit" in vars(c)), None)
+    if fit_owner is not None and fit_owner is not owner and issubclass(fit_owner, owner):
+        return None
+    return cast(Callable[..., PendingFit[Any]], start)
+
+
 def fit_many(
     estimators: Sequence[Any],
     X: Any,
@@ -58,7 +73,8 @@ def fit_many(
     """Fit every estimator on the same data, with their rounds run together (module docstring).
 
     Each estimator ends exactly as ``estimator.fit(X, y, X_public=X_public, y_public=y_public)``
-    leaves it; estimators without staged fits (``_start_fit``) are fitted with ``fit``. ``X``
+    leaves it; estimators without staged fits (``_start_fit``), or whose class overrides
+    ``fit`` (:func:`staged_start`), are fitted with ``fit``. ``X``
     must be re-readable (an array or a memory map, not a one-shot iterable of chunks). With the
     default executor (:class:`~ldptree.rounds.Batched`) the scaled rows and their routes are held
     in memory for the whole call (one copy per distinct scaling and chunk size, one route per
@@ -74,7 +90,7 @@ def fit_many(
     pending: list[tuple[int, PendingFit[Any]]] = []
     fitted: list[Any] = list(estimators)
     for index, estimator in enumerate(estimators):
-        start = getattr(estimator, "_start_fit", None)
+        start = staged_start(estimator)
         if start is None:
             fitted[index] = estimator.fit(X, y, X_public=X_public, y_public=y_public)
         else:

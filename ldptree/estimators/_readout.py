@@ -31,16 +31,16 @@ and ``f^_j`` is the ratio up to ``O(1/n)``.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, cast
 
 import attrs
-import jax
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray
+from ldptree._validation import check_choice
 from ldptree._xp import bincount, namespace
 from ldptree.mechanisms._variance import SupportsVariance
-from ldptree.protocols import CellEstimates, Mechanism
+from ldptree.protocols import CellEstimates, LeafFit, Mechanism, PublicCells, ReadOut
 
 
 def ratio_with_fallback(
@@ -81,17 +81,34 @@ def shrinkage_strength(
     (:meth:`~ldptree.mechanisms.CellVariance.mean_error` for an own-cell holder).
     ``h = 0`` (a one-point bound) gives ``inf``: the public mean."""
     half = (bound[1] - bound[0]) / 2.0
+    variance = holder_variance(mechanism, n_cells, bound)
+    if variance is None:
+        return None
+    return math.inf if half <= 0 else max(n, 1) * variance / half**2
+
+
+def holder_variance(mechanism: Mechanism, n_cells: int, bound: tuple[float, float]) -> float | None:
+    """``V`` of :func:`shrinkage_strength`: the variance one holder adds to a cell's label sum
+    of labels centred in ``bound``, as the mechanism states it (``None``: it does not)."""
+    half = (bound[1] - bound[0]) / 2.0
     v_c = getattr(mechanism, "count_variance", None)
     v_y = getattr(mechanism, "label_variance", None)
     if isinstance(v_c, float) and isinstance(v_y, float):
-        variance = v_c * half**2 + (v_c + 1.0) * v_y
-    elif isinstance(mechanism, SupportsVariance):
+        return v_c * half**2 + (v_c + 1.0) * v_y
+    if isinstance(mechanism, SupportsVariance):
         # the own-cell bound for labels within h of the cell mean (equal to the line above for
         # randomized response + Laplace)
-        variance = float(mechanism.cell_variance(n_cells).mean_error(half, 1.0))
-    else:
-        return None
-    return math.inf if half <= 0 else max(n, 1) * variance / half**2
+        return float(mechanism.cell_variance(n_cells).mean_error(half, 1.0))
+    return None
+
+
+def clip_to_bound(values: Any, bound: tuple[float, float]) -> Any:
+    """``min(max(v, lo), hi)`` elementwise: read-out values clipped into the label bound
+    ``[lo, hi]``. The regression function lies in the bound (every label does), so clipping a
+    value can only bring it closer: ``|clip(v) - f| <= |v - f|`` for every ``f`` in ``[lo, hi]``.
+    Post-processing of the release, no privacy cost."""
+    xp = namespace(values)
+    return xp.clip(values, bound[0], bound[1])
 
 
 def cell_means(cells: np.ndarray, y: FloatArray, n_cells: int, default: float) -> FloatArray:
@@ -101,24 +118,6 @@ def cell_means(cells: np.ndarray, y: FloatArray, n_cells: int, default: float) -
     sums = bincount(xp, cells, n_cells, weights=y)
     means: FloatArray = xp.where(counts > 0, sums / xp.maximum(counts, 1), default)
     return means
-
-
-@attrs.frozen(eq=False)
-class LeafFit:
-    """A read-out: per-leaf ``values`` (LPDT: ``float[L]``; LPCT: ``eta``, ``float[L, K]``),
-    where the fallback replaced the private estimate (``bool[L]``), and the private estimates
-    it was read from (``None`` when nothing private was collected). A JAX pytree."""
-
-    values: FloatArray
-    used_fallback: BoolArray
-    estimates: CellEstimates | None
-
-
-jax.tree_util.register_pytree_node(
-    LeafFit,
-    lambda f: ((f.values, f.used_fallback, f.estimates), None),
-    lambda _, c: LeafFit(values=c[0], used_fallback=c[1], estimates=c[2]),
-)
 
 
 def lpdt_leaves(
@@ -135,3 +134,78 @@ def lpdt_leaves(
             estimates, public_mean, min_ratio=min_ratio, strength=strength
         )
     return LeafFit(values=values, used_fallback=fallback, estimates=estimates)
+
+
+@attrs.frozen
+class RatioReadOut:
+    """The reference read-out as a :class:`~ldptree.protocols.ReadOut`: ``s^_j / c^_j`` where
+    ``c^_j > min_ratio n``, else the public leaf mean (:func:`lpdt_leaves` with
+    ``strength = 0``); ``readout="ratio"`` of :class:`~ldptree.LPDTRegressor`."""
+
+    min_ratio: float = 0.0
+
+    def __call__(self, estimates: CellEstimates, public: PublicCells) -> LeafFit:
+        return lpdt_leaves(estimates, _fallback(public), min_ratio=self.min_ratio)
+
+
+@attrs.frozen
+class ShrinkReadOut:
+    """The shrunk ratio as a :class:`~ldptree.protocols.ReadOut` (module docstring):
+    ``(s^_j c^_j + a m_j) / (c^_j^2 + a)`` with ``a = n V / h^2`` from the public
+    ``holder_variance`` ``V`` and ``label_bound`` (``a = 0``, the ratio, when ``V`` is unknown);
+    ``readout="shrink"`` of :class:`~ldptree.LPDTRegressor`."""
+
+    min_ratio: float = 0.0
+
+    def strength(self, public: PublicCells, n: int) -> float:
+        """``a`` for ``n`` reports (public: ``n``, the mechanism's variance, the bound)."""
+        if public.label_bound is None:
+            return 0.0
+        found = shrinkage_strength(public.mechanism, public.n_cells, n, public.label_bound)
+        return found or 0.0
+
+    def __call__(self, estimates: CellEstimates, public: PublicCells) -> LeafFit:
+        strength = self.strength(public, estimates.n)
+        return lpdt_leaves(
+            estimates, _fallback(public), min_ratio=self.min_ratio, strength=strength
+        )
+
+
+def _fallback(public: PublicCells) -> FloatArray:
+    if public.label_mean is None:
+        raise ValueError("this read-out is for regression: public.label_mean is needed")
+    return public.label_mean
+
+
+def check_readout(readout: Any, names: tuple[str, ...]) -> ReadOut | None:
+    """``None`` for a built-in read-out named in ``names``; a :class:`~ldptree.protocols.ReadOut`
+    object (anything callable) as it is; else a ``ValueError`` (unknown name) or ``TypeError``."""
+    if isinstance(readout, str):
+        check_choice(readout, "readout", names)
+        return None
+    if isinstance(readout, type):
+        raise TypeError(
+            f"readout={readout.__name__} is a class; pass an instance, readout={readout.__name__}()"
+        )
+    if not callable(readout):
+        raise TypeError(
+            f"readout must be one of {names} or a ReadOut (a callable (estimates, public) -> "
+            f"LeafFit), got {type(readout).__name__}"
+        )
+    return cast(ReadOut, readout)
+
+
+def checked_leaves(leaves: Any, shape: tuple[int, ...]) -> LeafFit:
+    """A read-out object's result, refused (``TypeError``/``ValueError``) unless it is a
+    :class:`~ldptree.protocols.LeafFit` of ``values`` with ``shape`` and ``used_fallback`` with
+    one entry per leaf."""
+    if not isinstance(leaves, LeafFit):
+        raise TypeError(f"a read-out must return a LeafFit, got {type(leaves).__name__}")
+    values = np.asarray(leaves.values, dtype=np.float64)
+    fallback = np.asarray(leaves.used_fallback, dtype=bool)
+    if values.shape != shape or fallback.shape != shape[:1]:
+        raise ValueError(
+            f"a read-out must return values of shape {shape} and used_fallback of shape "
+            f"{shape[:1]}, got {values.shape} and {fallback.shape}"
+        )
+    return LeafFit(values=values, used_fallback=fallback, estimates=leaves.estimates)

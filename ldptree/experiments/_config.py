@@ -25,6 +25,14 @@ Example (every key but ``sources`` and ``methods`` optional; paths relative to t
     d = 1
     sizes = [2000, 6000, 2000]           # public, train, test
 
+    [[sources]]                          # a user's generator(n, rng) -> (X, y) by import path
+    synthetic = "mypackage.data:make_rows"
+    task = "regression"                  # or "classification"
+
+A method may also be named by import path, ``"mypackage.methods:MyRegressor"``: a
+:class:`~ldptree.experiments.MethodSpec`, or an estimator class (:mod:`._imports`); its grid goes
+in ``tuning.grids`` under the same string.
+
     [tuning]
     mode = "oracle"                      # "oracle", "private" or "fixed"
     grid = "lpdt-depth"                  # a preset for every method, or per method:
@@ -49,7 +57,10 @@ import numpy as np
 from ldptree._typing import FloatArray
 from ldptree._validation import check_epsilon, check_int
 from ldptree.datasets import load_dataset, lpdt_figure1, lpdt_uniform
+from ldptree.datasets._manifest import TASKS
 from ldptree.experiments._grids import Grid
+from ldptree.experiments._imports import is_import_path, user_generator, user_method
+from ldptree.experiments._methods import DEFAULT_METHODS
 from ldptree.experiments._runner import Experiment
 from ldptree.experiments._splits import (
     DataSource,
@@ -130,21 +141,33 @@ def _source(table: Any, index: int, data_dir: Path | None) -> DataSource:
             test_fraction=table.get("test_fraction", 0.2),
         )
     if "synthetic" in table:
-        kind = table["synthetic"]
+        kind = _string(table["synthetic"], f"{where}.synthetic")
+        user = is_import_path(kind)
         keys = {"synthetic", "name", "sizes"} | ({"d"} if kind == "lpdt-uniform" else set())
-        _check_keys(table, keys, f"{where} (synthetic = {kind!r})", {"d"})
-        if kind == "lpdt-uniform":
+        keys |= {"task"} if user else set()
+        _check_keys(table, keys, f"{where} (synthetic = {kind!r})", {"d", "task"})
+        task = "regression"
+        if user:  # a user's generator(n, rng) -> (X, y)
+            generator: Any = user_generator(kind, f"{where}.synthetic")
+            task = _string(table.get("task", task), f"{where}.task")
+            if task not in TASKS:
+                raise ValueError(f"{where}.task must be one of {TASKS}, got {task!r}")
+        elif kind == "lpdt-uniform":
             d = check_int(table.get("d", 1), f"{where}.d", minimum=1)
-            generator: Any = functools.partial(_uniform, d=d)
+            generator = functools.partial(_uniform, d=d)
         elif kind == "lpdt-figure1":
             generator = _figure1
         else:
-            raise ValueError(f"{where}.synthetic must be 'lpdt-uniform' or 'lpdt-figure1'")
+            raise ValueError(
+                f"{where}.synthetic must be 'lpdt-uniform', 'lpdt-figure1' or a generator's "
+                f"import path 'package.module:Name', got {kind!r}"
+            )
         sizes = _list(table.get("sizes", [2000, 6000, 2000]), f"{where}.sizes", _count(1))
         if len(sizes) != 3:
             raise ValueError(f"{where}.sizes must be [public, train, test]")
         name = _string(table.get("name", kind), f"{where}.name")
-        return SyntheticSource(name, generator, *sizes)
+        n_public, n_train, n_test = sizes
+        return SyntheticSource(name, generator, n_public, n_train, n_test, task=task)
     raise ValueError(f"{where} needs one of the keys 'dataset', 'public' or 'synthetic'")
 
 
@@ -197,6 +220,12 @@ def load_config(path: str | Path, *, quick: bool = False) -> tuple[Experiment, P
         base / _string(config["data_dir"], f"{where}: data_dir") if "data_dir" in config else None
     )
     methods = _list(config["methods"], f"{where}: methods", _string)
+    registry = DEFAULT_METHODS
+    for i, method in enumerate(methods):
+        if is_import_path(method):  # a user's method, registered under its own name
+            spec = user_method(method, f"{where}: methods[{i}]")
+            registry = registry.with_method(spec, replace=spec.name in registry.names())
+            methods[i] = spec.name
     epsilons = _list(config.get("epsilons", [1.0]), f"{where}: epsilons", check_epsilon)
     reps = check_int(config.get("reps", 10), f"{where}: reps", minimum=1)
     seed = check_int(config.get("seed", 0), f"{where}: seed", minimum=0)
@@ -211,6 +240,7 @@ def load_config(path: str | Path, *, quick: bool = False) -> tuple[Experiment, P
         reps=reps,
         tuning=_tuning(config.get("tuning", {}), methods),
         seed=seed,
+        registry=registry,
     )
     out = base / _string(config["out"], f"{where}: out") if "out" in config else None
     return experiment, out

@@ -13,8 +13,9 @@ fixed={...})``): :meth:`Grid.configurations` yields each point with them, and th
 rows' parameters and the grid's description like one-value axes. The LPDT presets that reproduce
 the papers' numbers (``lpdt-real``, ``lpdt-taxi``, ``lpdt-synthetic``, ``lpdt-depth``,
 ``lpdt-leaf``, ``lpdt-private``) fix the papers' mechanism and the reference's unguarded ratio
-read-out (``mechanism="paper"``, ``readout="ratio"``); a grid of your own starts from the
-estimator's defaults (the guarded ``readout="auto"``) and changes only what it names.
+read-out without clipping into the label bound (``mechanism="paper"``, ``readout="ratio"``,
+``clip_predictions=False``); a grid of your own starts from the estimator's defaults (the guarded
+``readout="auto"``, clipped predictions) and changes only what it names.
 
 * ``lpdt-real`` [P D.1]: ``n_l in {2,5,10,20,40,60,80,100,120,140,160}``, ``s in {1,2,3,4}``,
   ``rho in {0.3,0.5,0.7}`` (132 points); ``lpdt-taxi``: the same with ``s in {4,6,8,10}``.
@@ -135,7 +136,7 @@ def _lpct_real(n_private: int) -> Grid:
 
 
 #: The papers' LPDT settings, fixed by the presets that reproduce their numbers (docstring).
-PAPER_LPDT: dict[str, Any] = {"mechanism": "paper", "readout": "ratio"}
+PAPER_LPDT: dict[str, Any] = {"mechanism": "paper", "readout": "ratio", "clip_predictions": False}
 
 _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     "lpdt-real": {
@@ -181,6 +182,9 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
         "lam": (0.1, 0.5, 1, 2, 5, 10, 50, 100, 250, 500, 750, 1000, 1250, 1500, 2000),
     },
     "lpct-prune-real": {"min_samples_leaf": (1, 5)},
+    # forests (ldptree.ensembles): the depth of their trees; every other parameter the tree's
+    "lpdt-forest": {"max_depth": (2, 3, 4, 5)},
+    "lpct-forest": {"max_depth": (2, 3, 4, 5)},
     # classification baselines (issue #5) [C]: PHIST num_cell 1..6 (points with num_cell^d > 2^30
     # or d >= 32 are refused by the phist-c estimator), PGLM no grid, PSGD learning rates.
     "phist-cls": {"num_cell": (1, 2, 3, 4, 5, 6)},

@@ -98,6 +98,12 @@ class MemoPartitioner:
 
     inner: Partitioner
 
+    @property
+    def max_depth(self) -> int | None:
+        """The wrapped rule's declared depth (what an estimator checks its own against)."""
+        own = getattr(self.inner, "max_depth", None)
+        return own if isinstance(own, int) else None
+
     def fit(self, X_public: Any, y_public: Any = None, *, key: PRNGKey | None = None) -> Partition:
         del key  # deterministic rules ignore it
         X = np.array(X_public, dtype=np.float64, order="C")  # private copies, frozen by _intern

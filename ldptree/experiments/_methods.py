@@ -33,6 +33,7 @@ from ldptree.baselines import (
     PSGDClassifier,
     check_grid_size,
 )
+from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.experiments._memo import MemoPartitioner
 from ldptree.experiments._registry import MethodRegistry, MethodSpec
@@ -323,6 +324,63 @@ LPDT_C = MethodSpec(
     paper_key="LPDT",
 )
 LPCT_METHODS = (LPCT_M, LPCT_V, LPCT_PRUNE_M, LPCT_PRUNE_V, LPDT_C)
+
+
+# --- forests (ldptree.ensembles) -------------------------------------------------------------
+def _forest_options(params: dict[str, Any]) -> dict[str, Any]:
+    """The forest's own keywords out of a grid point (the rest are the tree's)."""
+    names = ("n_trees", "composition", "public_sample")
+    return {name: params.pop(name) for name in names if name in params}
+
+
+def lpdt_forest(*, epsilon: float, random_state: Any, **params: Any) -> LPDTForestRegressor:
+    """``LPDTForestRegressor(LPDTRegressor(**tree params), ...)``: ``n_trees``, ``composition``
+    and ``public_sample`` go to the forest, every other grid parameter to its trees."""
+    forest = _forest_options(params)
+    return LPDTForestRegressor(
+        LPDTRegressor(**params), epsilon=epsilon, random_state=random_state, **forest
+    )
+
+
+def lpct_forest(*, epsilon: float, random_state: Any, **params: Any) -> LPCTForestClassifier:
+    """``LPCTForestClassifier(LPCTClassifier(**tree params), ...)`` (as :func:`lpdt_forest`)."""
+    forest = _forest_options(params)
+    return LPCTForestClassifier(
+        LPCTClassifier(**params), epsilon=epsilon, random_state=random_state, **forest
+    )
+
+
+_SEQUENTIAL = {"composition": "sequential"}
+LPDT_FOREST = MethodSpec(
+    "lpdt-forest", "regression", lpdt_forest, "lpdt-forest", "LPDT forest (holders split)"
+)
+LPDT_FOREST_SEQ = MethodSpec(
+    "lpdt-forest-seq",
+    "regression",
+    lpdt_forest,
+    "lpdt-forest",
+    "LPDT forest (sequential)",
+    fixed=_SEQUENTIAL,
+)
+LPCT_FOREST = MethodSpec(
+    "lpct-forest", "classification", lpct_forest, "lpct-forest", "LPCT forest (holders split)"
+)
+LPCT_FOREST_SEQ = MethodSpec(
+    "lpct-forest-seq",
+    "classification",
+    lpct_forest,
+    "lpct-forest",
+    "LPCT forest (sequential)",
+    fixed=_SEQUENTIAL,
+)
+FOREST_METHODS = (LPDT_FOREST, LPDT_FOREST_SEQ, LPCT_FOREST, LPCT_FOREST_SEQ)
 DEFAULT_METHODS = MethodRegistry(
-    (LPDT_M, LPDT_V, *BASELINE_METHODS, *LPCT_METHODS, *CLASSIFICATION_BASELINES)
+    (
+        LPDT_M,
+        LPDT_V,
+        *BASELINE_METHODS,
+        *LPCT_METHODS,
+        *CLASSIFICATION_BASELINES,
+        *FOREST_METHODS,
+    )
 )

@@ -87,7 +87,7 @@ class RunRecord:
     spend: str
     fingerprint: str
     cell_rows: int
-    privacy: str = ""  # JSON: the cell's privacy ledger (private tuning), else empty
+    privacy: str = ""  # JSON: the cell's privacy ledger from its models' own spends
     guards: str = ""  # the protective settings the configuration turned off, else empty
 
     @property

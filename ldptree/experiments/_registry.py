@@ -44,6 +44,8 @@ def _check_task(_: object, attribute: attrs.Attribute[str], value: str) -> None:
 
 
 def _check_name(_: object, attribute: attrs.Attribute[str], value: str) -> None:
+    if isinstance(value, str) and ":" in value and value == value.strip():
+        return  # a user's method named by its import path, "package.module:Name", as written
     if not isinstance(value, str) or not value or value != value.strip().lower():
         raise ValueError(f"{attribute.name} must be a non-empty lower-case name, got {value!r}")
 

@@ -1,11 +1,16 @@
 """Tuning modes: how a cell (method, dataset, epsilon, repetition) turns a grid into results.
 
-* :class:`FixedParams`: one fit with given parameters; every holder releases once (``eps``).
+Every row records the spend that the fitted models' own ledgers state (``privacy_``: epsilon
+and delta per holder, per group of holders, in the ``privacy`` column), never the nominal epsilon
+of the cell; a model whose ledger says more than the cell's ``eps`` is refused (``_Charges``).
+
+* :class:`FixedParams`: one fit with given parameters; every holder releases once.
 * :class:`OracleTuning` (the papers' practice): every grid point is fitted on
   all training holders and scored on the test set; tables pick the grid point with the best mean
   test score over repetitions (the LPCT notebook's rule). **Not private**: choosing by test score
-  is optimistic, and ``k`` fits on the same holders would cost each of them ``k eps``; every row
-  says so (``private_pipeline = False``, ``holder_epsilon = k eps``).
+  is optimistic, and ``k`` fits on the same holders cost each of them the sum of the ``k`` models'
+  spends (``k eps`` for models that spend their budget); every row says so
+  (``private_pipeline = False``, ``holder_epsilon`` that sum).
 * :class:`PrivateTuning`: a fraction of the training holders becomes validation
   holders, who release their ``k`` clipped losses as integer codes with exactly sampled discrete
   Laplace noise (:mod:`._private_validation`);
@@ -38,6 +43,7 @@ import numpy as np
 from ldptree._validation import NotApplicableError, check_open_unit
 from ldptree.accounting import PrivacyLedger, PrivacySpend
 from ldptree.estimators import fit_many
+from ldptree.estimators._many import staged_start
 from ldptree.experiments._grids import Grid, grid_preset
 from ldptree.experiments._guards import disabled_guards
 from ldptree.experiments._metrics import Metric
@@ -67,7 +73,7 @@ class Outcome:
     private_pipeline: bool
     spend: str
     validation_score: float | None = None
-    privacy: str = ""  # JSON of the cell's privacy ledger (private tuning), see _charge
+    privacy: str = ""  # JSON of the cell's privacy ledger (_Charges.to_json)
     guards: str = ""  # the protective settings this configuration turns off (._guards)
 
 
@@ -115,17 +121,21 @@ def resolve_grid(
     choice = grids.get(spec.name, spec.default_grid)
     if isinstance(choice, Grid):
         return choice
+    if not choice:
+        raise ValueError(
+            f"method {spec.name!r} has no default grid; name one for it (tuning.grids, or "
+            "OracleTuning/PrivateTuning's grids)"
+        )
     return grid_preset(choice, n_private=n_private, n_features=n_features)
 
 
-def _fit_predict(
-    cell: Cell, params: Mapping[str, Any], seed: int, X: Any, y: Any, X_eval: Any
-) -> tuple[Any, float]:
+def _fit(cell: Cell, params: Mapping[str, Any], seed: int, X: Any, y: Any) -> tuple[Any, float]:
+    """The fitted model of ``params`` and its seconds."""
     start = time.perf_counter()
     split = cell.split
     model = cell.spec.build(cell.epsilon, params, seed)
     model.fit(X, y, X_public=split.X_public, y_public=split.y_public)
-    return model.predict(X_eval), time.perf_counter() - start
+    return model, time.perf_counter() - start
 
 
 def _guards(cell: Cell, params: Mapping[str, Any]) -> str:
@@ -134,7 +144,7 @@ def _guards(cell: Cell, params: Mapping[str, Any]) -> str:
 
 
 def _fit_grid(cell: Cell, points: list[dict[str, Any]]) -> list[tuple[Any, float]] | None:
-    """Every grid point's test predictions and seconds, the fits run together
+    """Every grid point's fitted model and seconds, the fits run together
     (:func:`ldptree.estimators.fit_many`: one routing per distinct partition, one vectorised
     kernel call per group of rounds sharing a compiled shape; the same predictions bit for bit as
     fitting point by point). A point's seconds are the grid's wall time divided by the number of
@@ -148,14 +158,13 @@ def _fit_grid(cell: Cell, points: list[dict[str, Any]]) -> list[tuple[Any, float
             cell.spec.build(cell.epsilon, params, cell.seed("fit", index))
             for index, params in enumerate(points)
         ]
-        if not all(hasattr(model, "_start_fit") for model in models):
+        if not all(staged_start(model) is not None for model in models):
             return None  # e.g. the histograms: fitting them here would only fit them twice
         fit_many(models, s.X_train, s.y_train, X_public=s.X_public, y_public=s.y_public)
     except NotApplicableError:
         return None
-    preds = [model.predict(s.X_test) for model in models]
     seconds = (time.perf_counter() - start) / max(len(points), 1)
-    return [(pred, seconds) for pred in preds]
+    return [(model, seconds) for model in models]
 
 
 @attrs.frozen
@@ -167,25 +176,27 @@ class FixedParams:
 
     def run(self, cell: Cell) -> list[Outcome]:
         s = cell.split
-        pred, seconds = _fit_predict(
-            cell, self.params, cell.seed("fit", 0), s.X_train, s.y_train, s.X_test
-        )
+        model, seconds = _fit(cell, self.params, cell.seed("fit", 0), s.X_train, s.y_train)
+        ledger = _Charges(cell.epsilon, shared=False)
+        ledger.charge(cell, model, "training")  # refuses a model above the cell's budget
+        spent = ledger.ledger.total
         return [
             Outcome(
                 grid_index=0,
                 params=dict(self.params),
-                value=cell.metric.score(pred, s.y_test),
+                value=cell.metric.score(model.predict(s.X_test), s.y_test),
                 seconds=seconds,
                 selected=True,
                 n_train=s.X_train.shape[0],
                 n_validation=0,
-                holder_epsilon=_holder_epsilon(cell, cell.epsilon),
+                holder_epsilon=_holder_epsilon(cell, spent.epsilon),
                 private_pipeline=_private_model(cell),
                 spend=(
                     PUBLIC_ONLY
                     if cell.spec.public_only
-                    else f"one {cell.epsilon:g}-LDP report per training holder"
+                    else f"one report per training holder: {spent} (the model's own ledger)"
                 ),
+                privacy=ledger.to_json(),
                 guards=_guards(cell, self.params),
             )
         ]
@@ -205,44 +216,49 @@ class OracleTuning:
     def run(self, cell: Cell) -> list[Outcome]:
         s = cell.split
         grid = resolve_grid(self.grids, cell.spec, *s.X_train.shape)
-        k = grid.size
-        out, refused = [], []
+        fits: list[tuple[int, dict[str, Any], Any, float]] = []
+        refused = []
         fitted = _fit_grid(cell, list(grid.configurations()))
+        # every grid point is fitted on the same holders: their ledgers compose sequentially
+        ledger = _Charges(cell.epsilon, shared=True)
         for index, params in enumerate(grid.configurations()):
             try:
-                pred, seconds = (
+                model, seconds = (
                     fitted[index]
                     if fitted is not None
-                    else _fit_predict(
-                        cell, params, cell.seed("fit", index), s.X_train, s.y_train, s.X_test
-                    )
+                    else _fit(cell, params, cell.seed("fit", index), s.X_train, s.y_train)
                 )
             except NotApplicableError as error:  # e.g. a histogram grid too large: skip the point
                 refused.append(str(error))
                 continue
-            out.append(
-                Outcome(
-                    grid_index=index,
-                    params=params,
-                    value=cell.metric.score(pred, s.y_test),
-                    seconds=seconds,
-                    selected=None,
-                    n_train=s.X_train.shape[0],
-                    n_validation=0,
-                    holder_epsilon=_holder_epsilon(cell, k * cell.epsilon),
-                    private_pipeline=False,
-                    spend=(
-                        f"NON-PRIVATE oracle: grid point chosen by test score; {PUBLIC_ONLY}"
-                        if cell.spec.public_only
-                        else f"NON-PRIVATE oracle: {k} fits of {cell.epsilon:g}-LDP reports on "
-                        "the same holders, grid point chosen by test score"
-                    ),
-                    guards=_guards(cell, params),
-                )
-            )
-        if not out:
+            ledger.charge(cell, model, "training")
+            fits.append((index, params, model, seconds))
+        if not fits:
             raise NotApplicableError(f"every grid point was refused; the first: {refused[0]}")
-        return out
+        spent = ledger.ledger.total
+        spend = (
+            f"NON-PRIVATE oracle: grid point chosen by test score; {PUBLIC_ONLY}"
+            if cell.spec.public_only
+            else f"NON-PRIVATE oracle: {len(fits)} fits on the same holders ({spent} in all, "
+            "from the models' own ledgers), grid point chosen by test score"
+        )
+        return [
+            Outcome(
+                grid_index=index,
+                params=params,
+                value=cell.metric.score(model.predict(s.X_test), s.y_test),
+                seconds=seconds,
+                selected=None,
+                n_train=s.X_train.shape[0],
+                n_validation=0,
+                holder_epsilon=_holder_epsilon(cell, spent.epsilon),
+                private_pipeline=False,
+                spend=spend,
+                privacy=ledger.to_json(),
+                guards=_guards(cell, params),
+            )
+            for index, params, model, seconds in fits
+        ]
 
     def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]:
         return {"mode": self.mode, "grid": resolve_grid(self.grids, spec, n_private).describe()}
@@ -431,14 +447,16 @@ def _private_model(cell: Cell) -> bool:
 
 # --- the privacy ledger of a private-tuning cell ----------------------------------------------
 class _Charges:
-    """Charges every release of a private-tuning cell to a :class:`PrivacyLedger`.
+    """Charges every release of a cell to a :class:`PrivacyLedger`: what each fitted model's
+    own ledger says it spent (``privacy_``), never the nominal epsilon of the cell.
 
-    Disjoint training (``shared=False``): training group ``j`` pays what model ``j``'s own
-    ledger says it spent (``privacy_``), the validation holders pay their noisy-loss release
-    (``eps``); the groups are disjoint holders, so the ledger composes them in *parallel* and
-    carries a budget of ``eps``: a model or a validation release above ``eps`` is refused with
-    ``ValueError`` before the validation holders release. Shared training: every training
-    holder pays every model's spend (sequential composition, no cap), as the paper's App. D.2.
+    Every model was built with the cell's ``eps``, and one whose ledger says more is refused
+    with ``ValueError`` (in every mode): the row would misstate its privacy. Disjoint groups
+    (``shared=False``: a fixed fit, private tuning's training groups and validation holders)
+    compose in *parallel* under a budget of ``eps``, so a release above it is refused before the
+    validation holders release. Shared holders (``shared=True``: the oracle's grid, private
+    tuning's ``training="shared"``, the paper's App. D.2) pay every model's spend (sequential
+    composition, recorded as the sum).
     """
 
     def __init__(self, epsilon: float, *, shared: bool) -> None:
@@ -450,22 +468,34 @@ class _Charges:
         self.ledger = PrivacyLedger(budget=budget)
         self.models = 0
 
-    def fit_predict(
-        self, cell: Cell, params: Mapping[str, Any], seed: int, X: Any, y: Any, X_eval: Any
-    ) -> Any:
-        model = cell.spec.build(cell.epsilon, params, seed)
-        model.fit(X, y, X_public=cell.split.X_public, y_public=cell.split.y_public)
-        spend = getattr(model, "privacy_", None)
+    def charge(self, cell: Cell, model: Any, group: str) -> None:
+        """Record ``model``'s own spend for the holders ``group`` (module docstring)."""
         if not cell.spec.private:
             # a non-private reference releases raw records: nothing to charge, and the cell's
             # holder_epsilon says inf (``_holder_epsilon``); only the validation is charged
-            return model.predict(X_eval)
+            return
+        spend = getattr(model, "privacy_", None)
         if not isinstance(spend, PrivacySpend):
-            # a private estimator without a ledger is charged its nominal budget
-            spend = PrivacySpend(epsilon=cell.epsilon)
-        group = "training" if self.shared else f"training-{self.models}"
+            raise ValueError(
+                f"method {cell.spec.name!r} is private, but its fitted model states no spend "
+                f"(privacy_, a PrivacySpend, got {type(spend).__name__}): results record the "
+                "spend of the model's own ledger, never the nominal epsilon; give the estimator "
+                "a privacy_ or register it with private=False"
+            )
+        if not spend.within(PrivacySpend(epsilon=self.epsilon, delta=1.0)):
+            raise ValueError(
+                f"method {cell.spec.name!r} was given epsilon={self.epsilon:g} but its fitted "
+                f"model's ledger says it spent {spend} per holder, above the budget of the cell; "
+                "the row is refused (it would misstate the privacy of the result)"
+            )
         self.ledger = self.ledger.record(f"model {self.models} reports", spend, holders=group)
         self.models += 1
+
+    def fit_predict(
+        self, cell: Cell, params: Mapping[str, Any], seed: int, X: Any, y: Any, X_eval: Any
+    ) -> Any:
+        model, _ = _fit(cell, params, seed, X, y)
+        self.charge(cell, model, "training" if self.shared else f"training-{self.models}")
         return model.predict(X_eval)
 
     def charge_validation(self, k: int, bound: float) -> None:
@@ -483,7 +513,7 @@ class _Charges:
         groups = {g: self.ledger.spent(g).epsilon for g in self.ledger.groups}
         return json.dumps(
             {
-                "composition": "sequential (shared training)" if self.shared else "parallel",
+                "composition": "sequential (shared holders)" if self.shared else "parallel",
                 "budget": None if self.ledger.budget is None else self.ledger.budget.epsilon,
                 "holder_epsilon": self.ledger.total.epsilon,
                 "holder_delta": self.ledger.total.delta,

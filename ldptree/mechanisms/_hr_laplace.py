@@ -27,9 +27,9 @@ from typing import Any, NamedTuple
 
 import attrs
 import jax
-import numpy as np
 
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._hadamard import HadamardRelease
 from ldptree.mechanisms._kit import KitMechanism, Release
@@ -92,8 +92,9 @@ class HadamardLaplaceMechanism(GeometricLabel, KitMechanism):
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Unbiased cell counts and label sums from summed statistics (module docstring)."""
         scale = 1.0 - 2.0 * self.flip.flip_prob
-        signed = np.asarray(stats["cell"], dtype=np.float64)
-        cross = np.asarray(stats["cell*code"], dtype=np.float64)
+        xp = namespace(stats)
+        signed = as_float(stats["cell"], xp)
+        cross = as_float(stats["cell*code"], xp)
         labels = self.labels()
         return CellEstimates(
             count=signed / scale,

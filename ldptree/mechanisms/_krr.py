@@ -45,6 +45,7 @@ import jax
 import numpy as np
 
 from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import (
     ClassLabels,
@@ -68,12 +69,10 @@ __all__ = [
 ]
 
 
-def _debiased(noise: KaryResponse, counts: Any, n: int) -> np.ndarray[Any, np.dtype[np.float64]]:
-    """``N^_v = (C_v - n o) / a`` for every value ``v``."""
-    out: np.ndarray[Any, np.dtype[np.float64]] = (
-        np.asarray(counts, dtype=np.float64) - n * noise.offset
-    ) / noise.slope
-    return out
+def _debiased(noise: KaryResponse, counts: Any, n: int) -> Any:
+    """``N^_v = (C_v - n o) / a`` for every value ``v`` (float64 NumPy on concrete counts,
+    ``jax.numpy`` on traced ones: :mod:`ldptree._xp`)."""
+    return (as_float(counts, namespace(counts)) - n * noise.offset) / noise.slope
 
 
 def _block_variance(noise: KaryResponse, per_cell: int) -> float:
@@ -182,8 +181,8 @@ class KRRJointMechanism(KitMechanism):
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Counts ``sum_t N^_jt`` and label sums ``sum_t value(t) N^_jt`` (module docstring)."""
-        counts = np.asarray(stats["pair"])
-        pairs = _debiased(self.pair_noise(counts.shape[0]), counts, n)
+        counts = stats["pair"]
+        pairs = _debiased(self.pair_noise(np.shape(counts)[0]), counts, n)
         values = self.labels().decode(np.arange(self.levels + 1))
         return CellEstimates(count=pairs.sum(axis=1), label_sum=pairs @ values, n=int(n))
 
@@ -236,8 +235,8 @@ class KRRCellClassMechanism(KitMechanism):
 
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Per-(cell, class) counts ``float[L, K]`` and their row sums (module docstring)."""
-        counts = np.asarray(stats["pair"])
-        pairs = _debiased(self.pair_noise(counts.shape[0]), counts, n)[:, : self.n_classes]
+        counts = stats["pair"]
+        pairs = _debiased(self.pair_noise(np.shape(counts)[0]), counts, n)[:, : self.n_classes]
         return CellEstimates(count=pairs.sum(axis=1), label_sum=pairs, n=int(n))
 
     def report_width(self, n_cells: int) -> int:

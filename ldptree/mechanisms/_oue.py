@@ -173,7 +173,7 @@ class OUECellClassMechanism(KitMechanism):
     def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
         """Per-(cell, class) counts ``float[L, K]`` and their row sums (module docstring)."""
         est = debias_indicators(self.unary, stats["bits"], n)
-        count = np.asarray(est.count, dtype=np.float64)
+        count = est.count  # float64 NumPy on concrete sums, jax.numpy under a trace
         return CellEstimates(count=count.sum(axis=1), label_sum=count, n=int(n))
 
     def report_width(self, n_cells: int) -> int:

@@ -9,6 +9,17 @@ on feature ``feature[i]`` at ``threshold[i]``: rows with ``x[feature] < threshol
 ``O(n * depth)`` array work with no Python loop over rows. A point outside ``[0, 1]^d`` is routed by
 the same threshold comparisons, which is the same as clamping it into the cube first.
 
+**Float64 routing.** Thresholds are float64 and the partitioners grow the tree with float64
+comparisons, so concrete rows are routed with the exact float64 comparison ``x < t`` too: a
+point one float64 ulp below a threshold goes left, as in the tree's growth and in a float64
+reference implementation. Without ``jax_enable_x64`` the device has no float64, so the compiled
+walk compares *order keys*: the bits of a float64 ``v`` (``-0.0`` read as ``+0.0``) are mapped to
+the unsigned integer ``k(v)`` = ``bits | 2^63`` for ``v >= 0`` and ``~bits`` for ``v < 0``, which
+is strictly increasing in ``v``, and ``k`` is split into two uint32 words ``(hi, lo)``; then
+``x < t`` exactly when ``hi(x) < hi(t)``, or ``hi(x) = hi(t)`` and ``lo(x) < lo(t)``. Traced rows
+(inside the caller's ``jax.jit``) are compared in the wider of their dtype and the thresholds':
+exactly under ``jax_enable_x64``, in float32 otherwise.
+
 The partition is what a curator publishes to data holders; ``to_json``/``from_json`` round-trip it
 exactly (floats are written as ``float.hex`` strings) and ``from_json`` re-validates the structure,
 so a holder never routes its record through a malformed tree.
@@ -169,10 +180,11 @@ class Partition:
     def cells(self, X: Any) -> jax.Array:
         """Cell index of every row: ``float[n, d] -> int32[n]`` (jitted, ``O(depth)`` per row).
 
-        Comparisons run in JAX's default float dtype (float32 unless ``jax_enable_x64``). Max-edge
-        thresholds are dyadic and therefore exact in float32; a data-dependent threshold is
-        compared after rounding to float32, which can move a point lying within one float32 ulp of
-        a threshold. That is a change of partition, not of privacy: any partition is allowed.
+        Concrete rows are compared in float64, exactly (module docstring: on the device through
+        two uint32 order keys per value). Traced rows are compared exactly under
+        ``jax_enable_x64`` and in float32 otherwise, where a point within one float32 ulp of a
+        data-dependent threshold can fall on the other side (a change of partition, not of
+        privacy: any partition is allowed).
 
         Works under ``jax.jit``/``jax.vmap`` with ``X`` and/or the partition itself traced (the
         partition is a pytree whose arrays are its leaves; ``depth`` and ``n_leaves`` are static).
@@ -180,12 +192,7 @@ class Partition:
         traced = is_traced(X, self)
         # Concrete input is converted and padded on the host (one transfer, no per-op dispatch:
         # routing is called three times per fit, and on small data dispatch is what it costs).
-        # The conversion is the one jnp.asarray makes (JAX's canonical dtype, round to nearest).
-        if traced:
-            X = jnp.asarray(X)
-        else:
-            X = np.asarray(X)
-            X = X.astype(jax.dtypes.canonicalize_dtype(X.dtype), copy=False)
+        X = jnp.asarray(X) if traced else np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features}) to be routed through this "
@@ -212,25 +219,29 @@ class Partition:
                 *arrays, np.int32(self.depth), jnp.pad(X, ((0, rows - n), (0, width - d)))
             )
             return routed[:n]
-        padded = np.zeros((rows, width), dtype=X.dtype)
-        padded[:n, :d] = X
-        routed = _route(*arrays, np.int32(self.depth), padded)
+        feature, threshold, left, right, leaf_id = arrays
+        # the raw float64 bits as uint32 words (little-endian: low word first); the order keys
+        # are formed on the device, so the host only copies
+        words = np.zeros((rows, width, 2), dtype="<u4")
+        words[:n, :d] = np.ascontiguousarray(X, dtype="<f8").view("<u4").reshape(n, d, 2)
+        t_hi, t_lo = _threshold_keys(np.where(left < 0, np.inf, threshold))
+        routed = _route_keys(feature, t_hi, t_lo, left, right, leaf_id, np.int32(self.depth), words)
         # slicing on the host and transferring back is cheaper than a device slice dispatch (and
         # a plain transfer, unlike jnp.asarray, runs no jitted program to trace in a new process)
         out: jax.Array = jax.device_put(np.asarray(routed)[:n])
         return out
 
     def _route_host(self, X: np.ndarray[Any, Any]) -> Int32Array:
-        # The same level-wise walk as `_route`, in NumPy: for a few thousand rows the jitted
-        # program's dispatch and synchronisation cost more than the walk itself, and routing runs
-        # three times per fit. Comparisons are exact, in the same dtype as the jitted path, so
-        # the cells are identical (a test compares the two).
+        # The same level-wise walk as `_route_keys`, in NumPy float64: for a few thousand rows
+        # the jitted program's dispatch and synchronisation cost more than the walk itself, and
+        # routing runs three times per fit. Both compare exactly in float64, so the cells are
+        # identical (a test compares the two).
         is_leaf = self.left < 0
         ids = np.arange(self.n_nodes, dtype=np.int32)
         go_left = np.where(is_leaf, ids, self.left).astype(np.int32)
         go_right = np.where(is_leaf, ids, self.right).astype(np.int32)
         feature = np.where(is_leaf, 0, self.feature)
-        threshold = np.where(is_leaf, np.inf, self.threshold).astype(X.dtype)
+        threshold = np.where(is_leaf, np.inf, self.threshold)
         rows = np.arange(X.shape[0])
         node = np.zeros(X.shape[0], dtype=np.int32)
         for _ in range(self.depth):
@@ -408,7 +419,10 @@ def _route(
     go_left = jnp.where(is_leaf, node_ids, left)
     go_right = jnp.where(is_leaf, node_ids, right)
     feature = jnp.where(is_leaf, 0, feature)
-    threshold = jnp.where(is_leaf, jnp.inf, threshold).astype(X.dtype)
+    # both sides in the wider of the two dtypes: exact for float32 rows under x64
+    dtype = jnp.promote_types(X.dtype, threshold.dtype)
+    threshold = jnp.where(is_leaf, jnp.inf, threshold).astype(dtype)
+    X = X.astype(dtype)
     rows = jnp.arange(X.shape[0])
 
     def level(_: jax.Array, node: jax.Array) -> jax.Array:
@@ -416,5 +430,68 @@ def _route(
         return jnp.where(x < threshold[node], go_left[node], go_right[node])
 
     node = jax.lax.fori_loop(0, depth, level, jnp.zeros(X.shape[0], dtype=jnp.int32))
+    leaf: jax.Array = leaf_id[node]
+    return leaf
+
+
+_SIGN = np.uint64(1 << 63)
+
+
+def order_keys(values: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """``(hi, lo)`` uint32 words of the order key of each float64 (module docstring): for
+    non-NaN ``a``, ``b``, ``a < b`` exactly when ``(hi(a), lo(a)) < (hi(b), lo(b))``
+    lexicographically."""
+    v = np.asarray(values, dtype=np.float64) + 0.0  # -0.0 + 0.0 is +0.0: one key for zero
+    bits = v.view(np.uint64)
+    key = np.where(bits >= _SIGN, ~bits, bits | _SIGN)
+    return (key >> np.uint64(32)).astype(np.uint32), (key & np.uint64(0xFFFFFFFF)).astype(np.uint32)
+
+
+def _device_keys(words: jax.Array) -> tuple[jax.Array, jax.Array]:
+    """:func:`order_keys` of float64 values given as their little-endian uint32 words
+    ``[..., 2]``, on the device. ``-0.0`` keeps its own key, one below ``+0.0``'s: routing
+    gives thresholds of zero the key of ``-0.0`` (:func:`_threshold_keys`), so ``x < 0`` is
+    false for both zeros."""
+    lo, hi = words[..., 0], words[..., 1]
+    negative = (hi >> 31).astype(jnp.uint32) * jnp.uint32(0xFFFFFFFF)  # all ones if negative
+    return hi ^ (negative | jnp.uint32(0x80000000)), lo ^ negative
+
+
+def _threshold_keys(threshold: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+    """Order keys of the thresholds for :func:`_device_keys`' rows: a zero threshold takes the
+    key of ``-0.0``, the smallest key of a zero, so neither ``-0.0`` nor ``+0.0`` is below it."""
+    t = np.asarray(threshold, dtype=np.float64)
+    hi, lo = order_keys(t)
+    zero = t == 0.0
+    return np.where(zero, np.uint32(0x7FFFFFFF), hi), np.where(zero, np.uint32(0xFFFFFFFF), lo)
+
+
+@jax.jit
+def _route_keys(
+    feature: jax.Array,
+    t_hi: jax.Array,
+    t_lo: jax.Array,
+    left: jax.Array,
+    right: jax.Array,
+    leaf_id: jax.Array,
+    depth: jax.Array,
+    words: jax.Array,
+) -> jax.Array:
+    # `_route` with the float64 comparison x < t done on the two words of the order keys
+    x_hi, x_lo = _device_keys(words)
+    node_ids = jnp.arange(feature.shape[0], dtype=jnp.int32)
+    is_leaf = left < 0
+    go_left = jnp.where(is_leaf, node_ids, left)
+    go_right = jnp.where(is_leaf, node_ids, right)
+    feature = jnp.where(is_leaf, 0, feature)
+    rows = jnp.arange(x_hi.shape[0])
+
+    def level(_: jax.Array, node: jax.Array) -> jax.Array:
+        f, hi, lo = feature[node], t_hi[node], t_lo[node]
+        xh, xl = x_hi[rows, f], x_lo[rows, f]
+        below = (xh < hi) | ((xh == hi) & (xl < lo))
+        return jnp.where(below, go_left[node], go_right[node])
+
+    node = jax.lax.fori_loop(0, depth, level, jnp.zeros(x_hi.shape[0], dtype=jnp.int32))
     leaf: jax.Array = leaf_id[node]
     return leaf

@@ -3,8 +3,10 @@
 
 A :class:`Round` is fixed before any private value is read; :func:`run` runs rounds over a source
 (:class:`PrivateRows`, or released :class:`Reports`) with an executor (:class:`Serial`,
-:class:`Threads`, :class:`Batched`, :class:`Dask`). The aggregators fold reports;
-:func:`certified_spend` and :func:`budget_ledger` charge a round before it runs.
+:class:`Threads`, :class:`Batched`, :class:`Dask`). The aggregators fold reports. A round may
+read one part of a public :class:`HolderSplit` of the holders (rounds over disjoint parts compose
+in parallel). :func:`certified_spend`, :func:`budget_ledger` and :func:`charged_ledger` charge a
+round before it runs.
 """
 
 from ldptree.rounds._aggregators import (
@@ -13,7 +15,7 @@ from ldptree.rounds._aggregators import (
     SumAggregator,
     SumState,
 )
-from ldptree.rounds._charge import budget_ledger, certified_spend
+from ldptree.rounds._charge import budget_ledger, certified_spend, charged_ledger
 from ldptree.rounds._chunks import chunk_rows
 from ldptree.rounds._dask import Dask
 from ldptree.rounds._engine import RoundResult, run
@@ -22,11 +24,14 @@ from ldptree.rounds._holders import holder_sums, mechanism_labels
 from ldptree.rounds._plan import Round, release_key
 from ldptree.rounds._reports import Reports, load_reports, save_reports
 from ldptree.rounds._rows import PrivateRows, private_rows
+from ldptree.rounds._split import HolderPart, HolderSplit
 
 __all__ = [
     "Batched",
     "Dask",
     "Executor",
+    "HolderPart",
+    "HolderSplit",
     "PrivateRows",
     "ReportCollector",
     "Reports",
@@ -39,6 +44,7 @@ __all__ = [
     "Threads",
     "budget_ledger",
     "certified_spend",
+    "charged_ledger",
     "chunk_rows",
     "holder_sums",
     "load_reports",

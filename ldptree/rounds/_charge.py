@@ -37,12 +37,13 @@ import attrs
 
 from ldptree._memo import memoised
 from ldptree._validation import check_positive
+from ldptree.accounting._account import LedgerScope, PrivacyAccount
 from ldptree.accounting._admit import AdmissionError, admit, widened
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate, verify_ldp
 
-__all__ = ["CertifiedSpend", "budget_ledger", "certified_spend"]
+__all__ = ["CertifiedSpend", "budget_ledger", "certified_spend", "charged_ledger"]
 
 #: Relative tolerance of "a declared spend's total equals the certified epsilon".
 _SPEND_RTOL = 1e-9
@@ -154,15 +155,36 @@ def _uncertified(mechanism: Any, claim: float, why: str) -> CertifiedSpend:
     )
 
 
+def _scope(privacy_budget: Any) -> LedgerScope | None:
+    if isinstance(privacy_budget, PrivacyAccount):
+        return privacy_budget.scope()
+    return privacy_budget if isinstance(privacy_budget, LedgerScope) else None
+
+
 def budget_ledger(privacy_budget: Any) -> PrivacyLedger:
-    """An empty ledger capped at ``privacy_budget`` (an epsilon; ``None`` means no cap).
+    """An empty ledger for a fit: capped at ``privacy_budget`` (an epsilon; ``None`` means no
+    cap), or uncapped when ``privacy_budget`` is a :class:`~ldptree.accounting.LedgerScope` (or
+    a :class:`~ldptree.accounting.PrivacyAccount`, meaning its every holder): the scope's caps
+    apply when the fit charges it (:func:`charged_ledger`).
 
     Estimators record their release in it *before* any private row is privatized, so a release
     over the cap fails with a ``ValueError`` and nothing is spent. The cap is on epsilon only:
     the delta a certificate reports for the mechanism as sampled is recorded, not capped.
     """
-    if privacy_budget is None:
+    if privacy_budget is None or _scope(privacy_budget) is not None:
         return PrivacyLedger()
     return PrivacyLedger(
         budget=PrivacySpend(epsilon=check_positive(privacy_budget, "privacy_budget"), delta=1.0)
     )
+
+
+def charged_ledger(privacy_budget: Any, charge: CertifiedSpend) -> PrivacyLedger:
+    """The fit's own ledger with ``charge`` recorded (:func:`budget_ledger`); when
+    ``privacy_budget`` is a scope (or an account) the charge is also recorded there, about the
+    scope's holders. Either refusal (``ValueError``) comes before any release and leaves the
+    account unchanged."""
+    ledger = budget_ledger(privacy_budget).record(charge.entry, charge.spend)
+    scope = _scope(privacy_budget)
+    if scope is not None:
+        scope.charge(charge.entry, charge.spend)
+    return ledger

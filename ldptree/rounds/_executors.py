@@ -194,6 +194,7 @@ class Batched(Threads):
         rest = [i for i, job in enumerate(jobs) if not batched[i]]
         for i, state in zip(rest, super().fold_rows([jobs[i] for i in rest], source), strict=True):
             states[i] = state
+        raw: dict[Hashable, list[Piece]] = {}  # as read: what the key-reuse watch signs
         read: dict[Hashable, list[Piece]] = {}
         routes: dict[Hashable, list[Any]] = {}
         summary_jobs: list[SummaryJob] = []
@@ -205,10 +206,11 @@ class Batched(Threads):
             states[i] = job.aggregator.init()
             rows_id = r.rows_id()
             if rows_id not in read:
-                read[rows_id] = [
-                    (X, mechanism_labels(y, host=True)) for X, y in r.pieces(source, watch=False)
-                ]
-            for _ in watch_key_use(job.key, read[rows_id]):  # one read, every round's key
+                raw[rows_id] = list(r.pieces(source, watch=False))
+                read[rows_id] = [(X, mechanism_labels(y, host=True)) for X, y in raw[rows_id]]
+            # one read, every round's key; signed before the labels' float32 conversion, as the
+            # other executors sign them (else a fit and a fit_many of the same data differ)
+            for _ in watch_key_use(job.key, raw[rows_id]):
                 pass
             route_id = (rows_id, id(r.partition))
             if route_id not in routes:

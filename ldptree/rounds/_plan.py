@@ -19,8 +19,9 @@ from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import Aggregator, AggregatorFactory, Mechanism
 from ldptree.rounds._aggregators import SumAggregator
-from ldptree.rounds._chunks import Piece, pieces
+from ldptree.rounds._chunks import Piece, pieces, rebatch
 from ldptree.rounds._rows import PrivateRows
+from ldptree.rounds._split import HolderPart
 
 #: Holders per piece unless the round says otherwise (memory ``O(chunk_size * n_cells)``).
 DEFAULT_CHUNK = 65536
@@ -54,7 +55,9 @@ class Round:
     they are), privatized by ``mechanism`` and folded by ``aggregator(mechanism, n_cells)``,
     ``chunk_size`` holders per piece. ``key`` is the *release* key (:func:`release_key` of a
     fit's noise key): holder ``i`` draws from ``key`` and ``i`` alone (``None``: reports drawn
-    elsewhere). Under ``jax.jit`` a round is built inside the traced function."""
+    elsewhere). ``holders`` (a :class:`~ldptree.rounds.HolderPart` of a public split) restricts
+    the round to one part of the holders, numbered within the part (``None``: every holder).
+    Under ``jax.jit`` a round over every holder is built inside the traced function."""
 
     partition: Partition
     mechanism: Mechanism
@@ -63,6 +66,9 @@ class Round:
     scaler: RangeScaler | None = None
     labels: Callable[[Any], Any] | None = None
     chunk_size: int = attrs.field(default=DEFAULT_CHUNK, converter=_chunk)
+    holders: HolderPart | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(HolderPart))
+    )
 
     @property
     def n_cells(self) -> int:
@@ -78,16 +84,19 @@ class Round:
         :func:`~ldptree.accounting.watch_key_use`, which warns when this key privatized other
         data before; a caller that shares one read among rounds watches each key itself."""
         scale, convert = self.scaler, self.labels
+        chunks = source.chunks(self.chunk_size)
+        if self.holders is not None and self.holders.split.n_parts > 1:
+            chunks = rebatch(self.holders.select(chunks), self.chunk_size)
         raw = (
             (X if scale is None else scale.transform(X), y if convert is None else convert(y))
-            for X, y in source.chunks(self.chunk_size)
+            for X, y in chunks
         )
         out = pieces(raw, self.chunk_size)
         return watch_key_use(self.key, out) if watch and self.key is not None else out
 
     def rows_id(self) -> Hashable:
         """Rounds with equal ids read the same pieces from one source (same scaling, label
-        conversion and chunk size), so their pieces can be read once for all."""
+        conversion, chunk size and holders), so their pieces can be read once for all."""
         s = self.scaler
         bounds = None if s is None else np.asarray(s.lo).tobytes() + np.asarray(s.hi).tobytes()
-        return (bounds, self.labels, self.chunk_size)
+        return (bounds, self.labels, self.chunk_size, self.holders)

@@ -55,11 +55,16 @@ def test_fit_predict_score_and_privacy() -> None:
 def test_truncation_predicts_zero() -> None:
     X, y = _data(2000, 3)
     y = y + 5.0
-    model = PHISTRegressor(epsilon=2.0, num_cell=2, truncation=0.99, label_bound=(4.0, 8.0))
+    # the papers' read-out: without clipping into the label bound (0 lies outside it)
+    kw = {"epsilon": 2.0, "num_cell": 2, "label_bound": (4.0, 8.0), "clip_predictions": False}
+    model = PHISTRegressor(truncation=0.99, **kw)
     model.fit(X, y)
     assert model.truncated_.all() and np.all(model.predict(X) == 0.0)
-    aphist = APHISTRegressor(epsilon=2.0, num_cell=2, truncation=0.9, label_bound=(4.0, 8.0))
+    aphist = APHISTRegressor(truncation=0.9, **kw)
     assert np.all(aphist.fit(X, y).predict(X) == 0.0)
+    # by default the truncated cells' 0 is clipped into the bound
+    clipped = PHISTRegressor(epsilon=2.0, num_cell=2, truncation=0.99, label_bound=(4.0, 8.0))
+    assert np.all(clipped.fit(X, y).predict(X) == 4.0)
 
 
 def test_memory_guard_names_num_cell_and_dimension() -> None:

@@ -139,7 +139,7 @@ def test_every_rule_and_criterion_fits(binary: dict[str, Any], rule: str, criter
 
 def test_a_partitioner_instance_is_accepted(binary: dict[str, Any]) -> None:
     rule = MaxEdgePartitioner(max_depth=1, criterion="gini")
-    assert _fit(binary, rule=rule).partition_.n_leaves == 2
+    assert _fit(binary, max_depth=1, rule=rule).partition_.n_leaves == 2
 
 
 def test_aggregate_simulation_agrees_with_the_protocol_in_distribution(

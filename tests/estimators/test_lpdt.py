@@ -110,7 +110,11 @@ def test_custom_mechanism_and_partitioner_compose(data):
     X, y, Xq, yq, *_ = data
     mech = RRLaplaceMechanism(epsilon=3.0, label_bound=(-3.0, 3.0), budget_split=0.7)
     m = LPDTRegressor(
-        epsilon=3.0, mechanism=mech, rule=MaxEdgePartitioner(max_depth=2), random_state=0
+        epsilon=3.0,
+        max_depth=2,
+        mechanism=mech,
+        rule=MaxEdgePartitioner(max_depth=2),
+        random_state=0,
     ).fit(X, y, X_public=Xq, y_public=yq)
     assert m.mechanism_ is mech and m.partition_.n_leaves <= 4
     with pytest.raises(ValueError, match=r"mechanism\.epsilon"):

@@ -13,13 +13,13 @@ from ldptree.testing import partitions
 
 
 def naive_cells(p: Partition, X: np.ndarray) -> np.ndarray:
-    """One row at a time, straight from the definition (x[f] < t goes left)."""
+    """One row at a time, straight from the definition (x[f] < t in float64 goes left)."""
     out = []
     for x in X:
         node = 0
         while p.left[node] >= 0:
             f, t = p.feature[node], p.threshold[node]
-            node = p.left[node] if np.float32(x[f]) < np.float32(t) else p.right[node]
+            node = p.left[node] if float(x[f]) < float(t) else p.right[node]
         out.append(p.leaf_id[node])
     return np.asarray(out)
 
@@ -158,3 +158,55 @@ def test_bad_json_raises_value_error(text):
 def test_cells_rejects_wrong_width():
     with pytest.raises(ValueError, match="shape"):
         two_level().cells(np.zeros((3, 5)))
+
+
+def _near_thresholds(p: Partition, n_rows: int, seed: int) -> np.ndarray:
+    """Rows with one feature at a split's threshold, one float64 ulp below or one above it
+    (points a float32 comparison cannot tell apart), the others uniform."""
+    rng = np.random.default_rng(seed)
+    X = rng.uniform(size=(n_rows, p.n_features))
+    internal = np.flatnonzero(p.left >= 0)
+    for i in range(n_rows):
+        node = internal[i % internal.shape[0]]
+        t = p.threshold[node]
+        X[i, p.feature[node]] = (t, np.nextafter(t, -np.inf), np.nextafter(t, np.inf))[i % 3]
+    return X
+
+
+@pytest.mark.parametrize("n_rows", [300, 5000])  # the NumPy walk and the compiled key walk
+def test_routing_is_exact_in_float64_next_to_every_threshold(n_rows):
+    from ldptree.partitions import CartPartitioner
+    from ldptree.partitions._partition import HOST_ROUTING_ROWS
+
+    rng = np.random.default_rng(7)
+    Xq = rng.uniform(size=(500, 3))
+    p = CartPartitioner(max_depth=5, min_samples_leaf=2).fit(
+        Xq, Xq[:, 0] + rng.normal(size=500), key=jax.random.key(0)
+    )
+    X = _near_thresholds(p, n_rows, 8)
+    assert (n_rows > HOST_ROUTING_ROWS) == (n_rows == 5000)
+    cells = np.asarray(p.cells(X))
+    np.testing.assert_array_equal(cells, naive_cells(p, X))
+    # the float32 comparison would have moved some of these rows: the check can fail
+    as_float32 = Partition.from_arrays(
+        feature=p.feature,
+        threshold=p.threshold.astype(np.float32),
+        left=p.left,
+        right=p.right,
+        lower=p.lower,
+        upper=p.upper,
+    )
+    assert np.any(naive_cells(as_float32, X.astype(np.float32)) != cells)
+
+
+def test_order_keys_sort_like_the_floats():
+    from ldptree.partitions._partition import order_keys
+
+    rng = np.random.default_rng(3)
+    special = [0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 1.0, np.nextafter(1.0, 2.0)]
+    a = np.concatenate([rng.normal(size=2000) * 10.0 ** rng.integers(-300, 300, 2000), special])
+    b = rng.permutation(a)
+    (ah, al), (bh, bl) = order_keys(a), order_keys(b)
+    assert ah.dtype == np.uint32 and al.dtype == np.uint32
+    np.testing.assert_array_equal((ah < bh) | ((ah == bh) & (al < bl)), a < b)
+    np.testing.assert_array_equal((ah == bh) & (al == bl), a == b)  # -0.0 == 0.0 included

@@ -137,7 +137,8 @@ def test_vmapped_lpdt_fits_over_keys_equal_separate_fits():
     partition = CartPartitioner(max_depth=3, min_samples_split=5, min_samples_leaf=2).fit(Xq, yq)
     mechanism = RRLaplaceMechanism(epsilon=2.0, label_bound=(-1.5, 1.5), budget_split=0.5)
     public_mean = cell_means(np.asarray(partition.cells(Xq)), yq, partition.n_leaves, 0.0)
-    # float32 rows route exactly as the host path (which rounds rows to float32) under x64 too
+    # under x64 the traced walk compares float32 rows with the float64 thresholds exactly, as
+    # the host path does
     Xs, ys = X.astype(np.float32), y.astype(np.float32)
     keys = jax.random.split(jax.random.key(11), N_KEYS)
 
