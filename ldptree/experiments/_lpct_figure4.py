@@ -134,6 +134,10 @@ def run(
         public = {"X_public": data.X_public, "y_public": data.y_public}
         for e_idx, eps in enumerate(config.epsilons):
             key = jax.random.fold_in(jax.random.key(config.seed + rep), e_idx)
+            if n_public is not None:
+                # the n_Q curve draws another private sample per n_Q: a partition that does not
+                # depend on n_Q (max-edge splits) must not reuse a key on changed data
+                key = jax.random.fold_in(key, n_q)
             for c_idx, (depth, leaf) in enumerate(
                 itertools.product(config.depths, config.leaf_sizes)
             ):

@@ -466,7 +466,7 @@ def _threshold_keys(threshold: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[An
     return np.where(zero, np.uint32(0x7FFFFFFF), hi), np.where(zero, np.uint32(0xFFFFFFFF), lo)
 
 
-@jax.jit
+@kernel
 def _route_keys(
     feature: jax.Array,
     t_hi: jax.Array,
