@@ -24,8 +24,10 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
+import attrs
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray
@@ -39,6 +41,8 @@ from ldptree._validation import (
     check_real,
 )
 from ldptree.accounting import LedgerScope, PrivacyAccount
+from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._verify import LDPCertificate
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import (
@@ -52,7 +56,12 @@ from ldptree.estimators._composition import (
 )
 from ldptree.estimators._default_mechanism import class_mechanism
 from ldptree.estimators._fits import check_mechanism_fits
-from ldptree.estimators._inputs import check_data_free_depth, check_fit_rows, fit_scaler
+from ldptree.estimators._inputs import (
+    check_data_free_depth,
+    check_fit_rows,
+    check_public_data,
+    fit_scaler,
+)
 from ldptree.estimators._lpct_readout import (
     FALLBACKS,
     check_lam,
@@ -62,10 +71,13 @@ from ldptree.estimators._lpct_readout import (
     simplex_projection,
 )
 from ldptree.estimators._many import PendingFit
+from ldptree.estimators._plan import FitPlan, declared_shape, public_plan
 from ldptree.estimators._prune import PRUNE_RULES, lpct_pruned_leaves
 from ldptree.estimators._readout import check_readout, checked_leaves
+from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.partitions._partition import Partition
+from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import (
     AggregatorFactory,
     CellEstimates,
@@ -87,6 +99,7 @@ from ldptree.rounds import (
 )
 from ldptree.rounds._rows import is_chunk_stream
 
+T = TypeVar("T")
 _CRITERIA = ("entropy", "gini")
 #: ``readout=`` names of :class:`LPCTClassifier` (besides a read-out object).
 READOUTS = ("weighted",)
@@ -115,27 +128,37 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             simulation=self.simulation,
         )
 
-    def _start_round(
+    def _round_settings(self) -> tuple[float, float]:
+        """``(epsilon, feature_margin)`` checked, and ``outside``."""
+        epsilon = check_epsilon(self.epsilon, "epsilon")
+        margin = check_real(self.feature_margin, "feature_margin")
+        check_choice(self.outside, "outside", _OUTSIDE)
+        return epsilon, margin
+
+    def _private_input(
+        self, X: Any, y: Any, X_public: Any, y_public: Any
+    ) -> tuple[PrivateRows, FloatArray | None, Any]:
+        """The private rows (checked by ``fit``) and the checked public data."""
+        y = self._check_fit_input(X, y)
+        return check_fit_rows(X, y, X_public, y_public, check_labels=check_class_labels)
+
+    def _stage(
         self,
-        X: Any,
-        y: Any,
-        X_public: Any,
-        y_public: Any,
+        epsilon: float,
+        margin: float,
+        Xq: FloatArray | None,
+        yq: Any,
+        d: int,
         *,
         max_depth: Any,
         collect: bool,
         aggregator: AggregatorFactory,
         binary: bool = False,
-    ) -> tuple[Partition, Round | None, PrivateRows, FloatArray]:
-        """Validate, grow the partition on public data, certify and charge the mechanism, and
-        (if ``collect``) set up the private round through ``aggregator``. Returns the partition,
-        the round to run (``None`` without ``collect``), the rows it reads and the public counts
-        ``[L, K]``."""
-        epsilon = check_epsilon(self.epsilon, "epsilon")
-        margin = check_real(self.feature_margin, "feature_margin")
-        check_choice(self.outside, "outside", _OUTSIDE)
-        y = self._check_fit_input(X, y)
-        rows, Xq, yq = check_fit_rows(X, y, X_public, y_public, check_labels=check_class_labels)
+    ) -> _Stage:
+        """The public stage from checked public data ``(Xq, yq)`` (``None``: none) of width
+        ``d``: classes, the partition grown on public data, the mechanism certified and charged,
+        and (if ``collect``) the private round through ``aggregator``. Sets nothing on the
+        estimator (:meth:`_set_stage` does, when the fit finishes)."""
         classes = resolve_classes(self.classes, yq)
         n_classes = classes.shape[0]
         if binary and n_classes != 2:
@@ -165,7 +188,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
             check_data_free_depth(max_depth, choose, self.mechanism)
         key_partition, key_noise = split(as_key(self.random_state))
 
-        d = rows.n_features
         scaler = fit_scaler(Xq, d, margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         y_grow = None if codes_q is None else codes_q.astype(np.float64)
@@ -200,19 +222,43 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
                 labels=functools.partial(encode_labels, classes=classes, name="y"),
                 chunk_size=self._chunk(mechanism, n_cells, simulated),
             )
-        self.classes_ = classes
-        self.max_depth_ = grown_depth(self.rule, max_depth, partition)
-        self.n_features_in_ = d
-        self.n_public_ = 0 if Xq is None else int(Xq.shape[0])
-        self.scaler_ = scaler
-        self.partition_ = partition
-        self.mechanism_ = mechanism if collect else None
-        self.mechanism_choice_ = choice if collect else None
-        self.public_class_counts_ = public
-        self.privacy_ledger_ = ledger.post_process("aggregation and read-out from public counts")
-        self.privacy_ = self.privacy_ledger_.total
-        self.privacy_certificate_ = certificate
-        return partition, plan, rows, public
+        return _Stage(
+            classes=classes,
+            max_depth=grown_depth(self.rule, max_depth, partition),
+            n_features=d,
+            n_public=0 if Xq is None else int(Xq.shape[0]),
+            scaler=scaler,
+            partition=partition,
+            mechanism=mechanism if collect else None,
+            choice=choice if collect else None,
+            public=public,
+            ledger=ledger.post_process("aggregation and read-out from public counts"),
+            certificate=certificate,
+            round=plan,
+        )
+
+    def _set_stage(self, stage: _Stage) -> None:
+        """The fitted attributes of the public stage."""
+        self.classes_ = stage.classes
+        self.max_depth_ = stage.max_depth
+        self.n_features_in_ = stage.n_features
+        self.n_public_ = stage.n_public
+        self.scaler_ = stage.scaler
+        self.partition_ = stage.partition
+        self.mechanism_ = stage.mechanism
+        self.mechanism_choice_ = stage.choice
+        self.public_class_counts_ = stage.public
+        self.privacy_ledger_ = stage.ledger
+        self.privacy_ = stage.ledger.total
+        self.privacy_certificate_ = stage.certificate
+
+    def _public_input(
+        self, X_public: Any, y_public: Any, n_features: Any, n_holders: Any
+    ) -> tuple[FloatArray | None, Any, int, int | None]:
+        """A plan's checked public data, width and declared number of holders."""
+        d, n = declared_shape(X_public, n_features, n_holders)
+        Xq, yq = check_public_data(X_public, y_public, d, check_class_labels)
+        return Xq, yq, d, n
 
     def _chunk(self, mechanism: Mechanism, n_cells: int, simulated: bool) -> int:
         """``chunk_size``, or about 4M released numbers per piece (rows only routed when
@@ -386,21 +432,58 @@ class LPCTClassifier(_LPCTBase):
     ) -> PendingFit[LPCTClassifier]:
         """:meth:`fit` up to its round (as :meth:`LPDTRegressor._start_fit
         <ldptree.LPDTRegressor._start_fit>`; ``lam=inf`` collects no round)."""
+        settings = self._settings()
+        rows, Xq, yq = self._private_input(X, y, X_public, y_public)
+        plan = self._plan(settings, Xq, yq, rows.n_features, rows.n)
+        return PendingFit(plan.round, rows, plan.finish)
+
+    def plan(
+        self,
+        X_public: Any = None,
+        y_public: Any = None,
+        *,
+        n_holders: int | None = None,
+        n_features: int | None = None,
+    ) -> FitPlan[LPCTClassifier]:
+        """The public stage of :meth:`fit` from public data and declarations only (as
+        :meth:`LPDTRegressor.plan <ldptree.LPDTRegressor.plan>`; ``n_holders`` is recorded, no
+        choice of this estimator needs it). Holders report class *codes*: the index of their
+        label in ``plan.classes`` (``classes``, or the sorted public labels), as
+        ``plan.round.labels`` encodes them.
+        With ``lam=inf`` the plan has no round (``plan.finish(None)``)."""
+        settings = self._settings()
+        Xq, yq, d, n = self._public_input(X_public, y_public, n_features, n_holders)
+        return public_plan(self, self._plan(settings, Xq, yq, d, n))
+
+    def _settings(self) -> tuple[AggregatorFactory, float, Any, float, float]:
         aggregator = self._components()
         lam = check_lam(self.lam)
         check_choice(self.fallback, "fallback", FALLBACKS)
         user_readout = check_readout(self.readout, READOUTS)
-        partition, plan, rows, public = self._start_round(
-            X,
-            y,
-            X_public,
-            y_public,
+        return (aggregator, lam, user_readout, *self._round_settings())
+
+    def _plan(
+        self,
+        settings: tuple[AggregatorFactory, float, Any, float, float],
+        Xq: FloatArray | None,
+        yq: Any,
+        d: int,
+        n: int | None,
+    ) -> FitPlan[LPCTClassifier]:
+        aggregator, lam, user_readout, epsilon, margin = settings
+        stage = self._stage(
+            epsilon,
+            margin,
+            Xq,
+            yq,
+            d,
             max_depth=self.max_depth,
             collect=user_readout is not None or not math.isinf(lam),
             aggregator=aggregator,
         )
 
         def finish(round_estimates: CellEstimates | None) -> LPCTClassifier:
+            self._set_stage(stage)
             self.estimates_ = estimates = round_estimates
             self.private_class_counts_: FloatArray | None = (
                 None
@@ -413,8 +496,9 @@ class LPCTClassifier(_LPCTBase):
                 eta, fell_back = self._eta(lam)
             else:
                 assert estimates is not None  # a read-out object always has its round
+                public = stage.public
                 cells = PublicCells(
-                    partition=partition,
+                    partition=stage.partition,
                     mechanism=self.mechanism_,
                     counts=public.sum(axis=1),
                     class_counts=public,
@@ -425,7 +509,7 @@ class LPCTClassifier(_LPCTBase):
             self._set_leaves(eta)
             return self
 
-        return PendingFit(plan, rows, finish)
+        return stage.plan(n, finish)
 
     def _eta(self, lam: float) -> tuple[FloatArray, np.ndarray[Any, Any]]:
         if not isinstance(self.readout, str):
@@ -547,8 +631,38 @@ class LPCTPrunedClassifier(_LPCTBase):
     ) -> PendingFit[LPCTPrunedClassifier]:
         """:meth:`fit` up to its round (as :meth:`LPDTRegressor._start_fit
         <ldptree.LPDTRegressor._start_fit>`)."""
+        settings = self._settings(X_public, y_public)
+        # report and public row counts are public; the default depths depend on them
+        n_private = _n_rows(X, y, self.max_depth, self.min_depth)
+        epsilon, margin = self._round_settings()
+        rows, Xq, yq = self._private_input(X, y, X_public, y_public)
+        plan = self._plan(settings, epsilon, margin, Xq, yq, rows.n_features, n_private)
+        return PendingFit(plan.round, rows, plan.finish)
+
+    def plan(
+        self,
+        X_public: Any = None,
+        y_public: Any = None,
+        *,
+        n_holders: int | None = None,
+        n_features: int | None = None,
+    ) -> FitPlan[LPCTPrunedClassifier]:
+        """The public stage of :meth:`fit` from public data and declarations only (as
+        :meth:`LPCTClassifier.plan <ldptree.LPCTClassifier.plan>`). The default depths need the
+        number of holders: declare ``n_holders``, or pass ``max_depth`` and ``min_depth``."""
+        settings = self._settings(X_public, y_public)
+        if n_holders is None and (self.max_depth is None or self.min_depth is None):
+            raise ValueError(
+                "the default max_depth and min_depth of LPCT-prune depend on the number of "
+                "holders: pass n_holders (public), or max_depth and min_depth"
+            )
+        epsilon, margin = self._round_settings()
+        Xq, yq, d, n = self._public_input(X_public, y_public, n_features, n_holders)
+        return public_plan(self, self._plan(settings, epsilon, margin, Xq, yq, d, n or 0))
+
+    def _settings(self, X_public: Any, y_public: Any) -> tuple[AggregatorFactory, float, str]:
         aggregator = self._components()
-        epsilon = check_epsilon(self.epsilon, "epsilon")
+        check_epsilon(self.epsilon, "epsilon")
         c = check_positive(self.C, "C")
         rule = check_choice(self.prune_rule, "prune_rule", PRUNE_RULES)
         if X_public is None or y_public is None:
@@ -556,29 +670,42 @@ class LPCTPrunedClassifier(_LPCTBase):
                 "LPCT-prune needs public data: pass X_public and y_public (its statistic compares "
                 "private and public estimates)"
             )
-        # report and public row counts are public; the default depths depend on them
-        n_private = _n_rows(X, y, self.max_depth, self.min_depth)
-        n_public = check_matrix(X_public, "X_public", allow_empty=True).shape[0]
+        return aggregator, c, rule
+
+    def _plan(
+        self,
+        settings: tuple[AggregatorFactory, float, str],
+        epsilon: float,
+        margin: float,
+        Xq: FloatArray | None,
+        yq: Any,
+        d: int,
+        n_private: int,
+    ) -> FitPlan[LPCTPrunedClassifier]:
+        aggregator, c, rule = settings
+        n_public = 0 if Xq is None else int(Xq.shape[0])
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
         own_depth = self.max_depth is None and not isinstance(self.rule, str)
-        partition, plan, rows, public = self._start_round(
-            X,
-            y,
-            X_public,
-            y_public,
+        stage = self._stage(
+            epsilon,
+            margin,
+            Xq,
+            yq,
+            d,
             # a rule object without max_depth grows to its own depth, which the walk then uses
             max_depth=None if own_depth else max_depth,
             collect=True,
             aggregator=aggregator,
             binary=True,
         )
-        assert plan is not None  # collect=True
-        max_depth = self.max_depth_
+        partition, public = stage.partition, stage.public
+        max_depth = stage.max_depth
         min_depth = min(min_depth, max_depth)
 
         def finish(round_estimates: CellEstimates | None) -> LPCTPrunedClassifier:
+            assert round_estimates is not None  # collect=True
+            self._set_stage(stage)
             self.estimates_ = estimates = round_estimates
-            assert estimates is not None  # collect=True
             result = lpct_pruned_leaves(
                 partition,
                 estimates,
@@ -596,7 +723,39 @@ class LPCTPrunedClassifier(_LPCTBase):
             self._set_leaves(np.column_stack([1.0 - eta, eta]))
             return self
 
-        return PendingFit(plan, rows, finish)
+        return stage.plan(n_private, finish)
+
+
+@attrs.frozen(eq=False)
+class _Stage:
+    """The public stage of an LPCT fit (:meth:`_LPCTBase._stage`)."""
+
+    classes: np.ndarray[Any, Any]
+    max_depth: int
+    n_features: int
+    n_public: int
+    scaler: RangeScaler
+    partition: Partition
+    mechanism: Mechanism | None
+    choice: MechanismChoice | None
+    public: FloatArray
+    ledger: PrivacyLedger
+    certificate: LDPCertificate | None
+    round: Round | None
+
+    def plan(self, n_holders: int | None, finish: Callable[[Any], T]) -> FitPlan[T]:
+        return FitPlan(
+            partition=self.partition,
+            scaler=self.scaler,
+            mechanism=self.mechanism,
+            choice=self.choice,
+            round=self.round,
+            certificate=self.certificate,
+            ledger=self.ledger,
+            n_holders=n_holders,
+            finish=finish,
+            classes=self.classes,
+        )
 
 
 def _n_rows(X: Any, y: Any, max_depth: Any, min_depth: Any) -> int:

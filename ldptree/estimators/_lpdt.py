@@ -34,6 +34,7 @@ import functools
 import math
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray
@@ -44,6 +45,7 @@ from ldptree._validation import (
     check_epsilon,
     check_int,
     check_real,
+    check_vector,
 )
 from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.estimators._auto_depth import auto_depth
@@ -59,10 +61,12 @@ from ldptree.estimators._default_mechanism import regression_mechanism
 from ldptree.estimators._inputs import (
     check_data_free_depth,
     check_fit_rows,
+    check_public_data,
     fit_scaler,
     resolve_label_bound,
 )
 from ldptree.estimators._many import PendingFit
+from ldptree.estimators._plan import FitPlan, declared_shape, public_plan
 from ldptree.estimators._readout import (
     RatioReadOut,
     ShrinkReadOut,
@@ -271,9 +275,40 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     def _start_fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> PendingFit[LPDTRegressor]:
-        """:meth:`fit` up to its round: checks, partition, mechanism and charge; the round to run
-        and the read-out that completes the fit (:func:`~ldptree.estimators.fit_many` runs the
-        rounds of many fits together)."""
+        """:meth:`fit` up to its round: the private input checked, then :meth:`plan` on the
+        public data with ``n_holders`` the number of private rows (:func:`~ldptree.estimators.
+        fit_many` runs the rounds of many fits together)."""
+        settings = self._settings()
+        y = self._check_fit_input(X, y)
+        rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
+        plan = self._plan(settings, Xq, yq, rows.n_features, rows.n)
+        return PendingFit(plan.round, rows, plan.finish)
+
+    def plan(
+        self,
+        X_public: Any = None,
+        y_public: Any = None,
+        *,
+        n_holders: int | None = None,
+        n_features: int | None = None,
+    ) -> FitPlan[LPDTRegressor]:
+        """The public stage of :meth:`fit`, from public data and declarations only: the scaling
+        box and partition grown on ``(X_public, y_public)``, the mechanism (and why ``"auto"``
+        chose it), its certificate and charge, the round, and ``finish`` (the read-out).
+
+        ``n_holders`` declares the number of holders (public; needed by ``max_depth="auto"``
+        only); ``n_features`` the width, needed without public data. ``plan.run(source)`` or
+        ``plan.finish(estimates)`` then fits this estimator as ``fit`` would on those holders
+        (``fit`` is ``plan`` with ``n_holders`` the number of private rows, the round, and
+        ``finish``); ``plan.publish()`` publishes the round for a deployment
+        (``docs/deployment.md``). The estimator is unchanged until ``finish``."""
+        settings = self._settings()
+        d, n = declared_shape(X_public, n_features, n_holders)
+        Xq, yq = check_public_data(X_public, y_public, d, check_vector)
+        return public_plan(self, self._plan(settings, Xq, yq, d, n))
+
+    def _settings(self) -> _Settings:
+        """The hyper-parameters checked before any data is read (the start of ``fit``)."""
         aggregator = check_components(
             "LPDTRegressor", rule=self.rule, mechanism=self.mechanism, aggregator=self.aggregator
         )
@@ -296,21 +331,34 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
                 f"min_private_ratio={self.min_private_ratio!r} applies to the built-in read-outs; "
                 f"readout={user_readout!r} decides its own fallback: leave min_private_ratio=0"
             )
-        y = self._check_fit_input(X, y)
-        rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
-        d = rows.n_features
+        return _Settings(
+            aggregator, epsilon, auto_ratio, min_ratio, chunk, margin, clip, user_readout
+        )
+
+    def _plan(
+        self, settings: _Settings, Xq: Any, yq: Any, d: int, n: int | None
+    ) -> FitPlan[LPDTRegressor]:
+        """The plan from checked public data ``(Xq, yq)`` (``None``: none), the width ``d`` and
+        the declared number of holders ``n``."""
+        aggregator, epsilon, auto_ratio, min_ratio = (
+            settings.aggregator,
+            settings.epsilon,
+            settings.auto_ratio,
+            settings.min_ratio,
+        )
+        clip, user_readout = settings.clip, settings.user_readout
         bound = resolve_label_bound(self.label_bound, yq)
         depth = self.max_depth
         if isinstance(depth, str):  # the papers' mechanism's variance when the default is named
             depth_mechanism, _ = self._mechanism(epsilon, bound, 1, paper=True)
-            depth = _resolve_depth(depth, depth_mechanism, rows.n, d, bound)
+            depth = _resolve_depth(depth, depth_mechanism, n, d, bound)
         partitioner = self._partitioner(depth)
         if Xq is None:
             choose = functools.partial(self._mechanism, epsilon, bound)
             check_data_free_depth(depth, choose, self.mechanism)
         key_partition, key_noise = split(as_key(self.random_state))
 
-        scaler = fit_scaler(Xq, d, margin)
+        scaler = fit_scaler(Xq, d, settings.margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
         mechanism, choice = self._mechanism(epsilon, bound, partition.n_leaves)
@@ -321,6 +369,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             allow_uncertified=self.allow_uncertified,
         )
         ledger = charged_ledger(self.privacy_budget, charge)
+        ledger = ledger.post_process("aggregation, debiasing and leaf read-out")
         if auto_ratio:  # public: the mechanism's variance and the number of holders
             _auto_ratio(mechanism, 1, partition.n_leaves)  # refuse an unknown variance now
         readout = (
@@ -335,7 +384,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             key=release_key(key_noise, mechanism, partition),
             aggregator=aggregator,
             scaler=scaler,
-            chunk_size=chunk,
+            chunk_size=settings.chunk,
         )
 
         def finish(round_estimates: CellEstimates | None) -> LPDTRegressor:
@@ -360,12 +409,22 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             self.used_fallback_ = leaves.used_fallback
             self.readout_ = user_readout if user_readout is not None else readout
             self.shrinkage_ = strength
-            self.privacy_ledger_ = ledger.post_process("aggregation, debiasing and leaf read-out")
+            self.privacy_ledger_ = ledger
             self.privacy_ = ledger.total
             self.privacy_certificate_ = charge.certificate
             return self
 
-        return PendingFit(plan, rows, finish)
+        return FitPlan(
+            partition=partition,
+            scaler=scaler,
+            mechanism=mechanism,
+            choice=choice,
+            round=plan,
+            certificate=charge.certificate,
+            ledger=ledger,
+            n_holders=n,
+            finish=finish,
+        )
 
     def predict(self, X: Any) -> FloatArray:
         """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""
@@ -375,6 +434,20 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         if self.outside == "zero":
             pred = np.where(inside, pred, 0.0)
         return np.asarray(pred, dtype=np.float64)
+
+
+@attrs.frozen
+class _Settings:
+    """LPDT's hyper-parameters, checked (:meth:`LPDTRegressor._settings`)."""
+
+    aggregator: AggregatorFactory
+    epsilon: float
+    auto_ratio: bool
+    min_ratio: float
+    chunk: int
+    margin: float
+    clip: bool
+    user_readout: Any
 
 
 #: ``min_private_ratio="auto"`` falls back where a debiased count is within this many noise
@@ -461,8 +534,8 @@ def _resolve_depth(
         raise ValueError(f"max_depth must be an integer >= 0 or 'auto', got {value!r}")
     if n is None:
         raise ValueError(
-            "max_depth='auto' needs the number of private rows up front; an iterable of chunks "
-            "does not say it: pass an integer max_depth"
+            "max_depth='auto' needs the number of private rows up front (n_holders for a plan); "
+            "an iterable of chunks does not say it: pass an integer max_depth"
         )
     relative = shrinkage_strength(mechanism, 2, 1, bound)  # V / h^2: a for one holder
     if relative is None:

@@ -4,7 +4,8 @@ A fit is: checks, the public partition, the mechanism and its charge (host work 
 then the *round*; then the read-out. An estimator with staged fits (:class:`~ldptree.
 LPDTRegressor`, :class:`~ldptree.LPCTClassifier`, :class:`~ldptree.LPCTPrunedClassifier`) splits
 ``fit`` at the round (``_start_fit`` returns a :class:`PendingFit`: its
-:class:`~ldptree.rounds.Round`, the rows it reads and the read-out). :func:`fit_many` starts every
+:class:`~ldptree.rounds.Round`, the rows it reads and the read-out, from the estimator's public
+:class:`~ldptree.estimators.FitPlan`). :func:`fit_many` starts every
 fit, runs the rounds in one call of the engine (:func:`ldptree.rounds.run`; by default the
 :class:`~ldptree.rounds.Batched` executor: one routing per distinct partition, one vectorised
 kernel call per group of rounds sharing a compiled shape, where on small data a round costs more

@@ -70,7 +70,7 @@ from ldptree.protocol._report import (
 )
 from ldptree.protocol._sqlite import connect, is_sqlite, prepare
 from ldptree.protocols import CellEstimates
-from ldptree.rounds import Reports, Round, RoundResult, SumState, run
+from ldptree.rounds import Reports, RoundResult, SumState, run
 
 __all__ = ["STORE_FILE", "Collector"]
 
@@ -399,6 +399,11 @@ class Collector:
 
     # -- output --------------------------------------------------------------------------------
     @property
+    def published(self) -> PublishedRound:
+        """The round this collector collects (validated and re-certified)."""
+        return self._round
+
+    @property
     def n_reports(self) -> int:
         """Committed (durable) reports."""
         return self._counts(self._committed())["reports"]
@@ -452,8 +457,7 @@ class Collector:
         return self._round.mechanism._assemble(merged)
 
     def _folded(self) -> RoundResult:
-        round_ = Round(partition=self._round.partition, mechanism=self._round.mechanism)
-        return run([round_], Reports(self.report_batches()))[0]
+        return run([self._round.round()], Reports(self.report_batches()))[0]
 
     def summary(self) -> SumState:
         """The exact integer sums of every committed report (``SumAggregator``'s state): states

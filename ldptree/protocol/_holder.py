@@ -198,6 +198,18 @@ def _label(label: Any, integer: bool) -> np.ndarray[Any, Any]:
     return np.asarray([label], dtype=np.float32)
 
 
+def _code(label: Any, classes: tuple[Any, ...]) -> int:
+    """The class code of ``label``: its index among the published ``classes`` (a string
+    matches a string, a number a number; ``ValueError`` when it is none of them)."""
+    if isinstance(label, np.generic):
+        label = label.item()
+    for code, value in enumerate(classes):
+        same_kind = isinstance(label, str) == isinstance(value, str)
+        if same_kind and not isinstance(label, bool) and label == value:
+            return code
+    raise ValueError(f"label {label!r} is not one of the round's classes {list(classes)}"[:300])
+
+
 def _draw(round_: PublishedRound, x: np.ndarray[Any, Any], y: np.ndarray[Any, Any]) -> str:
     """The report's JSON text: routed here, privatized with fresh OS randomness."""
     mechanism, n_cells = round_.mechanism, round_.n_cells
@@ -223,9 +235,11 @@ def holder_report(
     or a :class:`~ldptree.protocol.PublishedRound` from :func:`load_published` (a holder with
     many records loads once). ``record_x`` is the raw feature vector: it is scaled with the
     published box and routed through the published partition here, on the holder's side.
-    ``label`` is a real label or a class code, as the mechanism takes. ``policy`` and ``ledger``
-    are required: :class:`PrivacyPolicyError` (a ``ValueError``) when the round is above the
-    policy or would exceed its total, raised before any random draw.
+    ``label`` is a real label, or for a classification round the holder's class label when
+    the round publishes its classes (else a class code: the label's index among them).
+    ``policy`` and ``ledger`` are required: :class:`PrivacyPolicyError` (a ``ValueError``)
+    when the round is above the policy or would exceed its total, raised before any random
+    draw.
     """
     if not isinstance(policy, PrivacyPolicy):
         raise TypeError(f"policy must be a PrivacyPolicy, got {type(policy).__name__}")
@@ -234,6 +248,8 @@ def holder_report(
     round_ = load_published(published)
     epsilon = policy.check_round(round_)
     x = _features(record_x, round_.partition.n_features)
+    if round_.classes is not None:
+        label = _code(label, round_.classes)
     y = _label(label, round_.mechanism.labels().integer)
     conn = ledger._connection()
     conn.execute("BEGIN IMMEDIATE")  # one answer per round, even across the holder's processes

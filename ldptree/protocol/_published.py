@@ -10,7 +10,12 @@ A published round is a JSON object
      "mechanism": {"name": "RRLaplaceMechanism", "params": {"epsilon": 1.0, ...}},
      "epsilon": 1.0,
      "certificate": {"epsilon_claimed": .., "epsilon_bound": .., "delta": 0.0, "pure": true},
-     "nonce": "<32 lowercase hex digits: 128 random bits>"}
+     "nonce": "<32 lowercase hex digits: 128 random bits>",
+     "classes": ["no", "yes"]}
+
+``classes`` is optional: a classification round that publishes its class labels (in code order)
+lets each holder report its own label, which the holder encodes; without it a holder reports a
+class code.
 
 Every float that routes a record is exact (hexadecimal ``float.hex`` strings, as in
 :meth:`~ldptree.partitions.Partition.to_json`); mechanism parameters are JSON numbers, which
@@ -39,15 +44,12 @@ from typing import Any
 import attrs
 import numpy as np
 
+import ldptree.mechanisms
 from ldptree.accounting._verify import LDPCertificate
-from ldptree.mechanisms import (
-    KitMechanism,
-    LaplaceCellClassMechanism,
-    LaplaceCellLabelMechanism,
-    RRLaplaceMechanism,
-)
+from ldptree.mechanisms import KitMechanism
 from ldptree.partitions import Partition, RangeScaler
 from ldptree.rounds._charge import certify
+from ldptree.rounds._plan import Round
 
 __all__ = [
     "MECHANISMS",
@@ -64,11 +66,22 @@ __all__ = [
 PUBLISHED_SCHEMA = "ldptree.protocol/published"
 #: The one schema version this release writes and reads (reports use the same number).
 SCHEMA_VERSION = 1
-#: Mechanisms a published round may name: the built-in kit mechanisms, by class name.
-MECHANISMS: Mapping[str, type[KitMechanism]] = {
-    cls.__name__: cls
-    for cls in (RRLaplaceMechanism, LaplaceCellClassMechanism, LaplaceCellLabelMechanism)
-}
+
+
+def _kit_mechanisms() -> dict[str, type[KitMechanism]]:
+    """Every built-in mechanism written on the kit (exported by :mod:`ldptree.mechanisms`),
+    by class name: each holds its whole configuration in its constructor's JSON-able fields
+    and samples with :meth:`~ldptree.mechanisms.KitMechanism.privatize_words`."""
+    out = {}
+    for name in ldptree.mechanisms.__all__:
+        obj = getattr(ldptree.mechanisms, name)
+        if isinstance(obj, type) and issubclass(obj, KitMechanism) and obj is not KitMechanism:
+            out[name] = obj
+    return out
+
+
+#: Mechanisms a published round may name: every built-in kit mechanism, by class name.
+MECHANISMS: Mapping[str, type[KitMechanism]] = _kit_mechanisms()
 
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
@@ -121,9 +134,15 @@ def _pure_certificate(mechanism: KitMechanism, n_cells: int, refusal: str) -> LD
 
 
 def publish(
-    partition: Partition, scaler: RangeScaler, mechanism: Any, *, nonce: str | None = None
+    partition: Partition,
+    scaler: RangeScaler,
+    mechanism: Any,
+    *,
+    classes: Any = None,
+    nonce: str | None = None,
 ) -> dict[str, Any]:
-    """The JSON object a curator publishes for one round (module docstring).
+    """The JSON object a curator publishes for one round (module docstring); ``classes``
+    (optional) are the class labels of a classification round, in code order.
 
     Runs :func:`~ldptree.accounting.verify_ldp` for ``partition.n_leaves`` cells and refuses
     (``ValueError``) a mechanism whose certificate is not pure epsilon-LDP as sampled; a
@@ -147,7 +166,7 @@ def publish(
     # Admission of a mechanism: today the built-in registry above plus this code's own
     # certificate; hand-written mechanisms get their admission check here.
     cert = _pure_certificate(mechanism, partition.n_leaves, "it cannot be published")
-    return {
+    out = {
         "schema": PUBLISHED_SCHEMA,
         "version": SCHEMA_VERSION,
         "partition": json.loads(partition.to_json()),
@@ -165,6 +184,29 @@ def publish(
         },
         "nonce": nonce,
     }
+    if classes is not None:
+        listed = classes.tolist() if isinstance(classes, np.ndarray) else classes
+        out["classes"] = _classes(listed, mechanism)
+    return out
+
+
+def _classes(value: Any, mechanism: KitMechanism) -> list[Any]:
+    """The published class labels: a list of distinct JSON strings or finite numbers (not
+    booleans), as many as the mechanism's classes; ``ValueError`` otherwise."""
+    n_classes = getattr(mechanism.labels(), "n_classes", None)
+    if n_classes is None:
+        raise ValueError(f"classes were given but {type(mechanism).__name__} takes real labels")
+    ok = isinstance(value, list | tuple) and all(
+        isinstance(c, str)
+        or (isinstance(c, int | float) and not isinstance(c, bool) and math.isfinite(c))
+        for c in value
+    )
+    if not ok or len(value) != n_classes or len({(type(c), c) for c in value}) != n_classes:
+        raise ValueError(
+            f"classes must be {n_classes} distinct strings or finite numbers (the mechanism's "
+            f"classes), got {value!r}"[:300]
+        )
+    return list(value)
 
 
 def _nonce(value: Any) -> str:
@@ -187,10 +229,19 @@ class PublishedRound:
     certificate: LDPCertificate
     text: str
     fingerprint: str
+    #: The class labels, in code order, when the round publishes them (``None``: a holder
+    #: reports a real label, or a class code it knows otherwise).
+    classes: tuple[Any, ...] | None = None
 
     @property
     def n_cells(self) -> int:
         return self.partition.n_leaves
+
+    def round(self) -> Round:
+        """The round as the engine folds its collected reports (:func:`ldptree.rounds.run`
+        over :class:`~ldptree.rounds.Reports`): this partition, box and mechanism, the exact
+        sum aggregator, and no key (the holders drew their own randomness)."""
+        return Round(partition=self.partition, mechanism=self.mechanism, scaler=self.scaler)
 
     @functools.cached_property
     def layout(self) -> tuple[tuple[str, tuple[int, ...], int, int], ...]:
@@ -281,6 +332,9 @@ def load_published(published: Any) -> PublishedRound:
     epsilon = _field(published, "epsilon")
     if type(epsilon) not in (int, float) or float(epsilon) != mechanism.epsilon:
         raise ValueError(f"published epsilon {epsilon!r} is not the mechanism's epsilon")
+    classes = published.get("classes")
+    if classes is not None:
+        classes = tuple(_classes(classes, mechanism))
     cert = _pure_certificate(mechanism, partition.n_leaves, "refusing to report")
     return PublishedRound(
         partition=partition,
@@ -289,4 +343,5 @@ def load_published(published: Any) -> PublishedRound:
         certificate=cert,
         text=text,
         fingerprint=round_fingerprint(published),
+        classes=classes,
     )

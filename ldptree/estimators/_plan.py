@@ -1,0 +1,172 @@
+"""The public stage of a fit, as a value: everything decided before any private value is read.
+
+A fit is three steps: the *plan* (checks, the scaling box and partition grown on public data, the
+mechanism and why it was chosen, its certificate and charge: host work on public data and
+declarations only), the *round* (holders' reports folded into cell estimates by the engine,
+:func:`ldptree.rounds.run`), and the *read-out* (:meth:`FitPlan.finish`). ``fit`` is exactly
+these three (``estimator.plan`` on the public data with ``n_holders`` = the number of private
+rows, then the round over those rows, then ``finish``), so a plan run elsewhere ends in the same
+model: in a deployment the round is the holders' reports, collected by
+:class:`ldptree.protocol.Collector`, and the plan publishes what it chose (:meth:`FitPlan.publish`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import attrs
+import numpy as np
+
+from ldptree._validation import check_int, check_matrix
+from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._spend import PrivacySpend
+from ldptree.accounting._verify import LDPCertificate
+from ldptree.mechanisms._choose import MechanismChoice
+from ldptree.partitions._partition import Partition
+from ldptree.partitions._scaling import RangeScaler
+from ldptree.protocols import CellEstimates
+from ldptree.rounds import Executor, PrivateRows, Reports, Round, run
+
+if TYPE_CHECKING:
+    from ldptree.protocol import Collector
+
+__all__ = ["FitPlan", "declared_shape", "public_plan"]
+
+T = TypeVar("T")
+
+
+@attrs.frozen(eq=False)
+class FitPlan(Generic[T]):
+    """A fit up to its round, fixed before any private value is read (module docstring).
+
+    Attributes
+    ----------
+    partition, scaler:
+        The published partition and the public scaling box (raw features to the unit cube).
+    mechanism:
+        The mechanism each holder runs (``None`` when the fit collects no report, e.g. LPCT with
+        ``lam=inf``); ``choice`` says why ``mechanism="auto"`` picked it (``None`` otherwise:
+        its :meth:`~ldptree.mechanisms.MechanismChoice.describe` names the mechanism, the split
+        and the predicted gain).
+    round:
+        The :class:`~ldptree.rounds.Round` the engine runs (``None`` without reports). Its
+        ``key`` is the simulation's release key; a deployment's holders draw from their own
+        operating system instead and the engine folds their reports with ``key`` unused.
+    certificate, ledger:
+        The mechanism's certificate for ``partition`` (``None`` when uncertified or nothing is
+        collected) and the ledger the fitted model will carry (``privacy_ledger_``), already
+        charged with the round: ``privacy`` is its total, the model's ``privacy_``.
+    classes:
+        The classifier's classes (``classes_`` of the fitted model; ``None`` for a regressor):
+        a holder reports its label's *code*, its index here (``round.labels`` encodes labels).
+    n_holders:
+        The number of holders declared for the plan (``None``: not declared). Only choices that
+        need it read it (LPDT's ``max_depth="auto"``, LPCT-prune's default depths); ``fit``
+        declares the number of private rows it is given. The read-out reads the number of
+        reports from the estimates themselves.
+    """
+
+    partition: Partition
+    scaler: RangeScaler
+    mechanism: Any
+    choice: MechanismChoice | None
+    round: Round | None
+    certificate: LDPCertificate | None
+    ledger: PrivacyLedger
+    n_holders: int | None
+    _finish: Callable[[CellEstimates | None], T] = attrs.field(alias="finish")
+    classes: np.ndarray[Any, Any] | None = None
+
+    @property
+    def privacy(self) -> PrivacySpend:
+        """The per-holder spend of the fitted model (its ``privacy_``)."""
+        return self.ledger.total
+
+    def finish(self, estimates: CellEstimates | None) -> T:
+        """The fitted estimator, completed from the round's cell ``estimates`` exactly as
+        ``fit`` completes it (the same read-out, on the estimator that made this plan, whose
+        fitted attributes it sets; ``None`` only for a plan without a round)."""
+        if (estimates is None) != (self.round is None):
+            raise ValueError(
+                "estimates must be the round's CellEstimates"
+                if self.round is not None
+                else "this plan collects no reports: finish it with estimates=None"
+            )
+        return self._finish(estimates)
+
+    def run(self, source: PrivateRows | Reports, *, executor: Executor | None = None) -> T:
+        """The round over ``source`` (the holders' rows, or reports already released) through
+        the engine (:func:`ldptree.rounds.run`), then :meth:`finish`."""
+        if self.round is None:
+            return self.finish(None)
+        return self.finish(run([self.round], source, executor=executor)[0].estimates)
+
+    def collect(self, collector: Collector) -> T:
+        """The fitted estimator from the reports a :class:`~ldptree.protocol.Collector` has
+        committed: the engine folds them (streamed, with this plan's aggregator) and
+        :meth:`finish` reads them out. The collector must be collecting this plan's round (its
+        partition, box and mechanism; ``ValueError`` otherwise)."""
+        published = collector.published
+        if self.round is None:
+            raise ValueError("this plan collects no reports")
+        same = (
+            published.partition.equals(self.partition)
+            and np.array_equal(published.scaler.lo, self.scaler.lo)
+            and np.array_equal(published.scaler.hi, self.scaler.hi)
+            and published.mechanism == self.mechanism
+        )
+        if not same:
+            raise ValueError(
+                "the collector collects another round (its partition, box or mechanism differs "
+                "from this plan's)"
+            )
+        if collector.n_reports == 0:
+            raise ValueError("no report has been committed yet")
+        return self.run(Reports(collector.report_batches()))
+
+    def publish(self, *, nonce: str | None = None) -> dict[str, Any]:
+        """What the curator publishes for this plan's round (:func:`ldptree.protocol.publish`
+        of its partition, box, mechanism and a classifier's classes, so that holders report
+        their own labels; a fresh nonce unless ``nonce`` is given)."""
+        from ldptree.protocol import publish  # the deployment layer sits above the estimators
+
+        if self.mechanism is None:
+            raise ValueError("this plan collects no reports: there is no round to publish")
+        return publish(
+            self.partition, self.scaler, self.mechanism, classes=self.classes, nonce=nonce
+        )
+
+
+def declared_shape(X_public: Any, n_features: Any, n_holders: Any) -> tuple[int, int | None]:
+    """A plan's width (from ``X_public``, else the declared ``n_features``; both must agree)
+    and its declared number of holders (``None``: not declared)."""
+    n = None if n_holders is None else check_int(n_holders, "n_holders", minimum=1)
+    declared = None if n_features is None else check_int(n_features, "n_features", minimum=1)
+    if X_public is None:
+        if declared is None:
+            raise ValueError("a plan without public data needs n_features (the number of features)")
+        return declared, n
+    width = check_matrix(X_public, "X_public", allow_empty=True).shape[1]
+    if declared is not None and declared != width:
+        raise ValueError(f"n_features={declared} but X_public has {width} features")
+    return width, n
+
+
+def public_plan(estimator: Any, plan: FitPlan[T]) -> FitPlan[T]:
+    """``plan`` made by ``estimator.plan`` (not ``fit``): its ``finish`` also drops feature
+    names left by an earlier ``fit`` (a plan's model has none), and leaves the estimator as it
+    was if the read-out raises."""
+    inner = plan._finish
+
+    def finish(estimates: CellEstimates | None) -> T:
+        before = dict(estimator.__dict__)
+        try:
+            estimator.__dict__.pop("feature_names_in_", None)
+            return inner(estimates)
+        except BaseException:
+            estimator.__dict__.clear()
+            estimator.__dict__.update(before)
+            raise
+
+    return attrs.evolve(plan, finish=finish)
