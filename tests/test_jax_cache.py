@@ -119,8 +119,11 @@ def test_a_kit_mechanisms_kernel_is_stored_and_a_users_function_static_is_not(
 ) -> None:
     """The kit's static description holds its release kinds' classes (ldptree's code): the fused
     kernel is stored. A static that is a user's function keeps the call out of the cache."""
-    from ldptree.mechanisms import RRLaplaceMechanism
+    from ldptree.mechanisms import RRLaplaceMechanism, _kit
 
+    # an earlier test of this process may have compiled this shape: forget its programs so that
+    # this call goes through the cache folder
+    _kit._privatize_summarize._programs.clear()
     mechanism = RRLaplaceMechanism(epsilon=1.0, label_bound=(0.0, 1.0))
     cells, labels = np.zeros(64, np.int32), np.full(64, 0.5, np.float32)
     mechanism.privatize_summarize(jax.random.key(0), cells, labels, 4)

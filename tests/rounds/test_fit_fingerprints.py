@@ -1,7 +1,7 @@
 """Every built-in estimator with every built-in mechanism it takes gives, at a fixed seed, exactly
 the fits recorded in ``fingerprints.json``: a SHA-256 of its predictions and cell estimates.
 
-The stored digests were written by this module (``python tests/rounds/test_fingerprints.py``)
+The stored digests were written by this module (``python tests/rounds/test_fit_fingerprints.py``)
 before the curator's round machinery was rebuilt as one engine, so any change in what a built-in
 fit computes, down to the last bit, fails here. Each fit is also run through
 :func:`~ldptree.estimators.fit_many` where the estimator supports staged fits (its rounds batched
