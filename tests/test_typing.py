@@ -52,6 +52,7 @@ def test_mismatched_components_are_type_errors(monkeypatch: pytest.MonkeyPatch) 
         "StatsT": 'Cannot infer value of type parameter "StatsT" of "LPCTClassifier"',
         "rule": 'Argument "rule" to "LPCTClassifier" has incompatible type "int"',
         "no report_law": '"verify_ldp" has incompatible type "DebiasesOtherStats"',
+        "fitted": 'expression has type "float", variable has type "str"',
     }
     for number, text in marked.items():
         what = text.split("# error: ")[1]

@@ -42,6 +42,7 @@ from ldptree._validation import (
 )
 from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate
 from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
@@ -112,10 +113,23 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
     #: The estimator's name in :data:`~ldptree.estimators._fits.ESTIMATOR_NEEDS`.
     _kind: str
 
-    # fitted state
+    # fitted state (set by ``fit`` or a plan's ``finish``; absent before)
     classes_: np.ndarray[Any, Any]
+    max_depth_: int
+    n_features_in_: int
+    n_public_: int
+    scaler_: RangeScaler
+    partition_: Partition
+    mechanism_: Mechanism[Any, Any] | None
+    mechanism_choice_: MechanismChoice | None
+    public_class_counts_: FloatArray
+    estimates_: CellEstimates | None
     leaf_eta_: FloatArray
+    leaf_proba_: FloatArray
     leaf_class_: IntArray
+    privacy_: PrivacySpend
+    privacy_ledger_: PrivacyLedger
+    privacy_certificate_: LDPCertificate | None
 
     def _components(self) -> AggregatorFactory:
         """The rule, mechanism and aggregator checked before any data is read (the start of

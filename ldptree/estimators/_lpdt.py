@@ -37,7 +37,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ldptree._typing import FloatArray
+from ldptree._typing import BoolArray, FloatArray
 from ldptree._validation import (
     as_key,
     check_bool,
@@ -48,6 +48,9 @@ from ldptree._validation import (
     check_vector,
 )
 from ldptree.accounting import LedgerScope, PrivacyAccount
+from ldptree.accounting._ledger import PrivacyLedger
+from ldptree.accounting._spend import PrivacySpend
+from ldptree.accounting._verify import LDPCertificate
 from ldptree.estimators._auto_depth import auto_depth
 from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
 from ldptree.estimators._composition import (
@@ -80,6 +83,8 @@ from ldptree.estimators._readout import (
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
+from ldptree.partitions._partition import Partition
+from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import (
     AggregatorFactory,
     CellEstimates,
@@ -216,6 +221,24 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     privacy_certificate_
         The :class:`~ldptree.accounting.LDPCertificate` (``None`` if uncertified).
     """
+
+    # fitted state (set by ``fit`` or a plan's ``finish``; absent before)
+    n_features_in_: int
+    max_depth_: int
+    scaler_: RangeScaler
+    partition_: Partition
+    mechanism_: Mechanism[Any, Any]
+    mechanism_choice_: MechanismChoice | None
+    label_bound_: tuple[float, float]
+    estimates_: CellEstimates
+    public_leaf_mean_: FloatArray | None
+    leaf_values_: FloatArray
+    used_fallback_: BoolArray
+    readout_: str | ReadOut | None
+    shrinkage_: float | None
+    privacy_: PrivacySpend
+    privacy_ledger_: PrivacyLedger
+    privacy_certificate_: LDPCertificate | None
 
     def __init__(
         self,

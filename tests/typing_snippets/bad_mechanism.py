@@ -68,3 +68,4 @@ LPDTRegressor(mechanism=SummarizesOtherReports())  # error: ReportT
 LPCTClassifier(mechanism=DebiasesOtherStats())  # error: StatsT
 LPCTClassifier(rule=42)  # error: rule
 verify_ldp(DebiasesOtherStats(), n_cells=2)  # error: no report_law
+wrong: str = LPDTRegressor(epsilon=1.0).privacy_.epsilon  # error: fitted

@@ -53,3 +53,11 @@ LPDTRegressor(mechanism=Good(), rule="cart")
 LPCTClassifier(mechanism=Good(), rule="max_edge")
 verify_ldp(Verifiable(), n_cells=4)
 Round(partition=Partition.trivial(2), mechanism=Good())  # the engine takes any Mechanism
+
+
+def fitted_attributes(model: LPDTRegressor, classifier: LPCTClassifier) -> float:
+    """Fitted attributes are typed: a cell count, a spend, a label bound."""
+    cells: int = model.partition_.n_leaves
+    low, high = model.label_bound_
+    spent: float = model.privacy_.epsilon + classifier.privacy_.epsilon
+    return cells + low + high + spent
