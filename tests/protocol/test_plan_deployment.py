@@ -56,6 +56,7 @@ CASES = {
 }
 
 
+@pytest.mark.slow  # 2,000 holders through holder_report and a store: ~25 s each
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_a_deployment_ends_in_the_estimators_model(case: str, tmp_path: Path) -> None:
     make, kind = CASES[case]

@@ -65,6 +65,7 @@ def test_every_built_in_kit_mechanism_is_publishable() -> None:
     assert set(BUILT_INS) - kit == {"LaplaceFeatureLabelMechanism"}
 
 
+@pytest.mark.slow  # every kit mechanism certified and answered: about a minute in all
 @pytest.mark.parametrize("name", sorted(MECHANISMS))
 def test_each_kit_mechanism_is_published_loaded_certified_and_answered(
     name: str, tmp_path: Path

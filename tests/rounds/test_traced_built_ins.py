@@ -25,6 +25,9 @@ from ldptree.partitions._partition import Partition
 from ldptree.rounds import PrivateRows, Round, Serial, run
 from ldptree.testing import BUILT_INS
 
+# every built-in mechanism and read-out traced and vmapped: minutes (make test-slow, CI)
+pytestmark = pytest.mark.slow
+
 RTOL = 1e-12
 N_KEYS = 2
 N = 400
