@@ -289,9 +289,12 @@ class TamperedSpec(RRLaplaceMechanism):
     the one its law declares (the bits are flipped far less often)."""
 
     def _spec(self, n_cells: int) -> Any:
-        spec, (labels, noises, tables) = super()._spec(n_cells)
-        first = tuple(np.uint32(int(c) // 8) for c in noises[0])
-        return spec, (labels, (first, *noises[1:]), tables)
+        # constants: (label encoding, one tuple per release); the cell release's is
+        # (flip thresholds, on-table, off-table)
+        spec, (labels, releases) = super()._spec(n_cells)
+        thresholds, *tables = releases[0]
+        lazy = tuple(np.uint32(int(c) // 8) for c in thresholds)
+        return spec, (labels, ((lazy, *tables), *releases[1:]))
 
 
 @attrs.frozen
