@@ -1,4 +1,4 @@
-"""Competitor baselines built from ldptree's parts (issue #5; ``docs/baselines.md``)."""
+"""Competitor baselines built from ldptree's parts (``docs/baselines.md``)."""
 
 from ldptree.baselines._deconv import DECONVRegressor
 from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size, uniform_grid

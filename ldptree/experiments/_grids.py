@@ -185,7 +185,7 @@ _FIXED: dict[str, dict[str, tuple[Any, ...]]] = {
     # forests (ldptree.ensembles): the depth of their trees; every other parameter the tree's
     "lpdt-forest": {"max_depth": (2, 3, 4, 5)},
     "lpct-forest": {"max_depth": (2, 3, 4, 5)},
-    # classification baselines (issue #5) [C]: PHIST num_cell 1..6 (points with num_cell^d > 2^30
+    # classification baselines [C]: PHIST num_cell 1..6 (points with num_cell^d > 2^30
     # or d >= 32 are refused by the phist-c estimator), PGLM no grid, PSGD learning rates.
     "phist-cls": {"num_cell": (1, 2, 3, 4, 5, 6)},
     "pglm": {},

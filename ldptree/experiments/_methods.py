@@ -181,7 +181,7 @@ CT_Q = MethodSpec(
 )
 BASELINE_METHODS = (PHIST, APHIST, DECONV, DECONV_RAW, DT, DT_PUB, CT_W, CT_Q)
 
-# --- classification baselines (issue #5): phist-c, pglm, psgd-l, psgd-n -------------------------
+# --- classification baselines: phist-c, pglm, psgd-l, psgd-n -------------------------
 # Paper keys name the LPCT Table 2 columns in _published.py.
 
 #: The LPCT experiments' PHIST skip rule: ``num_cell^d <= 2^30`` and ``d < 32``.
