@@ -25,12 +25,12 @@ from ldptree.accounting._law import (
     VerifiableMechanism,
 )
 from ldptree.accounting._ledger import Group, LedgerEntry, PrivacyLedger
-from ldptree.accounting._provenance import Provenance, provenance
 from ldptree.accounting._release import ReleaseCertificate
 from ldptree.accounting._reuse import KeyReuseWarning
 from ldptree.accounting._sampler import SamplerCheck, check_sampler
 from ldptree.accounting._spend import PrivacySpend, spend_of
 from ldptree.accounting._verify import LDPCertificate, SampledCaveat, Witness, verify_ldp
+from ldptree.mechanisms._provenance import Provenance, provenance
 
 __all__ = [
     "AdmissionError",

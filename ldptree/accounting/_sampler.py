@@ -52,7 +52,7 @@ What passing does *not* prove: that ``privatize`` samples the law at records, ho
 it was not run on. A leak on a label interval narrower than about ``100 / n`` of the swept
 range, at one holder index among millions, or on an event rarer than about ``1 / n``, can pass.
 The kit's mechanisms need no such evidence: their sampler is derived from the law
-(:func:`~ldptree.accounting._provenance.provenance`).
+(:func:`~ldptree.accounting.provenance`).
 
 Channels without a finite output set (continuous Laplace) cannot be tested; such blocks, and
 mechanisms with feature blocks, are listed in ``skipped``.

@@ -99,8 +99,8 @@ from ldptree.accounting._law import (
     evaluate_inputs,
     is_data,
 )
-from ldptree.accounting._provenance import Provenance, provenance
 from ldptree.accounting._sampler import check_sampler as _check_sampler
+from ldptree.mechanisms._provenance import Provenance, provenance
 from ldptree.protocols import ReportT, StatsT
 
 __all__ = ["LDPCertificate", "SampledCaveat", "Witness", "verify_ldp"]

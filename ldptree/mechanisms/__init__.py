@@ -140,6 +140,7 @@ __all__ = [
     "choose_class_mechanism",
     "choose_regression_mechanism",
     "debias_indicators",
+    "kit_built_ins",
     "label_level",
     "label_levels",
     "matrix_noise",
@@ -147,3 +148,15 @@ __all__ = [
     "predicted_error",
     "summarize_many",
 ]
+
+
+def kit_built_ins() -> dict[str, type[KitMechanism]]:
+    """Every built-in mechanism written on the kit, by class name: each holds its whole
+    configuration in its constructor's fields and samples with
+    :meth:`KitMechanism.privatize_words` (what a deployment can publish)."""
+    out = {}
+    for name in __all__:
+        obj = globals().get(name)
+        if isinstance(obj, type) and issubclass(obj, KitMechanism) and obj is not KitMechanism:
+            out[name] = obj
+    return out

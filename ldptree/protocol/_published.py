@@ -68,20 +68,8 @@ PUBLISHED_SCHEMA = "ldptree.protocol/published"
 SCHEMA_VERSION = 1
 
 
-def _kit_mechanisms() -> dict[str, type[KitMechanism]]:
-    """Every built-in mechanism written on the kit (exported by :mod:`ldptree.mechanisms`),
-    by class name: each holds its whole configuration in its constructor's JSON-able fields
-    and samples with :meth:`~ldptree.mechanisms.KitMechanism.privatize_words`."""
-    out = {}
-    for name in ldptree.mechanisms.__all__:
-        obj = getattr(ldptree.mechanisms, name)
-        if isinstance(obj, type) and issubclass(obj, KitMechanism) and obj is not KitMechanism:
-            out[name] = obj
-    return out
-
-
 #: Mechanisms a published round may name: every built-in kit mechanism, by class name.
-MECHANISMS: Mapping[str, type[KitMechanism]] = _kit_mechanisms()
+MECHANISMS: Mapping[str, type[KitMechanism]] = ldptree.mechanisms.kit_built_ins()
 
 
 _HEX32 = re.compile(r"[0-9a-f]{32}")
