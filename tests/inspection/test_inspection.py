@@ -309,7 +309,9 @@ def test_pickle_across_processes(tmp_path: Path) -> None:
 
 
 def test_inspection_emits_no_warning(lpdt: LPDTRegressor, tmp_path: Path) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        export_text(lpdt)
-        load_model(save_model(lpdt, tmp_path / "m.json")).predict(X_NEW)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        text = export_text(lpdt)
+        predicted = load_model(save_model(lpdt, tmp_path / "m.json")).predict(X_NEW)
+    assert [str(w.message) for w in caught] == []
+    assert text and np.array_equal(predicted, lpdt.predict(X_NEW))

@@ -85,10 +85,13 @@ def _serial(data: dict[str, Any], kind: str) -> CellEstimates:
     return run([_round(data, kind)], source, executor=Serial())[0].estimates
 
 
-def _same(a: CellEstimates, b: CellEstimates) -> None:
-    assert a.n == b.n == N
-    np.testing.assert_array_equal(np.asarray(a.count), np.asarray(b.count))
-    np.testing.assert_array_equal(np.asarray(a.label_sum), np.asarray(b.label_sum))
+def _same(a: CellEstimates, b: CellEstimates) -> bool:
+    """Both rounds saw all ``N`` holders and give the same estimates, bit for bit."""
+    return (
+        a.n == b.n == N
+        and np.array_equal(np.asarray(a.count), np.asarray(b.count))
+        and np.array_equal(np.asarray(a.label_sum), np.asarray(b.label_sum))
+    )
 
 
 KINDS = ["sum", "collector", "simulated"]
@@ -98,7 +101,9 @@ KINDS = ["sum", "collector", "simulated"]
 @pytest.mark.parametrize("executor", [Threads(), Batched()], ids=["threads", "batched"])
 def test_every_executor_equals_the_serial_one(data: dict[str, Any], kind: str, executor: Any):
     source = PrivateRows.of(data["X"], _labels(data, kind))
-    _same(run([_round(data, kind)], source, executor=executor)[0].estimates, _serial(data, kind))
+    assert _same(
+        run([_round(data, kind)], source, executor=executor)[0].estimates, _serial(data, kind)
+    )
 
 
 @pytest.mark.parametrize("executor", [Serial(), Threads(), Batched()], ids=str)
@@ -107,9 +112,9 @@ def test_several_rounds_over_one_source_equal_each_alone(data: dict[str, Any], e
     results = run(rounds, PrivateRows.of(data["X"], data["y"]), executor=executor)
     for result in results:
         assert result.aggregator.finalize(result.state).n == N
-    _same(results[0].estimates, _serial(data, "sum"))
-    _same(results[1].estimates, _serial(data, "collector"))
-    _same(results[2].estimates, results[0].estimates)
+    assert _same(results[0].estimates, _serial(data, "sum"))
+    assert _same(results[1].estimates, _serial(data, "collector"))
+    assert _same(results[2].estimates, results[0].estimates)
 
 
 def _chunks(X: Any, y: Any) -> list[tuple[Any, Any]]:
@@ -136,7 +141,7 @@ def test_every_rows_source_equals_arrays(
         rows = PrivateRows.of(iter(_chunks(X, y)))
     else:
         rows = private_rows(iter(_chunks(X, y)), None, check_labels=check)
-    _same(run([_round(data, kind)], rows)[0].estimates, _serial(data, kind))
+    assert _same(run([_round(data, kind)], rows)[0].estimates, _serial(data, kind))
 
 
 @pytest.mark.parametrize("files", [False, True], ids=["arrays", "files"])
@@ -160,7 +165,7 @@ def test_a_reports_source_equals_the_rows_round(
     collected = Round(partition=drawn.partition, mechanism=drawn.mechanism)  # no key needed
     source = Reports(parts, like=like)
     for executor in (Serial(), Threads(), Batched()):
-        _same(run([collected], source, executor=executor)[0].estimates, _serial(data, "sum"))
+        assert _same(run([collected], source, executor=executor)[0].estimates, _serial(data, "sum"))
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -169,7 +174,9 @@ def test_dask_executor_equals_the_serial_one(
 ) -> None:
     executor = Dask(dask_client, max_pending=2, timeout=120)
     source = PrivateRows.of(iter(_chunks(data["X"], _labels(data, kind))))
-    _same(run([_round(data, kind)], source, executor=executor)[0].estimates, _serial(data, kind))
+    assert _same(
+        run([_round(data, kind)], source, executor=executor)[0].estimates, _serial(data, kind)
+    )
 
 
 def test_the_engine_refuses_what_it_cannot_run(data: dict[str, Any]) -> None:
