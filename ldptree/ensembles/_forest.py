@@ -83,7 +83,7 @@ class _Forest(BaseEstimator):
     estimators_: list[Any]
 
     def _default_tree(self) -> BaseEstimator:
-        raise NotImplementedError
+        return self._tree_type()
 
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         """Parameters every tree shares, fixed from the whole public sample, and the checked
@@ -281,9 +281,6 @@ class LPDTForestRegressor(RegressorMixin, _Forest):
     ) -> None:
         self._keep(locals())
 
-    def _default_tree(self) -> BaseEstimator:
-        return LPDTRegressor()
-
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         yq = None if y_public is None else check_vector(y_public, "y_public", n=n)
         if tree.label_bound is not None:
@@ -342,9 +339,6 @@ class LPCTForestClassifier(ClassifierMixin, _Forest):
         random_state: Any = None,
     ) -> None:
         self._keep(locals())
-
-    def _default_tree(self) -> BaseEstimator:
-        return LPCTClassifier()
 
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         yq = None if y_public is None else check_class_labels(y_public, "y_public", n=n)

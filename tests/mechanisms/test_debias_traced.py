@@ -13,7 +13,11 @@ from ldptree.mechanisms import (
     LaplaceCellClassMechanism,
     LaplaceCellLabelMechanism,
     LaplaceFeatureLabelMechanism,
+    OLHCellClassMechanism,
+    OLHLaplaceMechanism,
     RRLaplaceMechanism,
+    SubsetCellClassMechanism,
+    SubsetLaplaceMechanism,
 )
 from ldptree.protocols import CellEstimates
 
@@ -32,6 +36,10 @@ MECHANISMS = [
     (LaplaceCellLabelMechanism(epsilon=3.0, label_bound=(-2.0, 2.0)), False),
     (LaplaceCellClassMechanism(epsilon=1.0, n_classes=2), True),
     (LaplaceCellClassMechanism(epsilon=1.0, n_classes=3), True),
+    (OLHLaplaceMechanism(epsilon=2.0, label_bound=(-2.0, 2.0)), False),
+    (OLHCellClassMechanism(epsilon=1.0, n_classes=3), True),
+    (SubsetLaplaceMechanism(epsilon=2.0, label_bound=(-2.0, 2.0)), False),
+    (SubsetCellClassMechanism(epsilon=1.0, n_classes=3), True),
 ]
 
 

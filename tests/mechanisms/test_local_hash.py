@@ -188,35 +188,6 @@ def test_class_debiasing_is_unbiased() -> None:
     assert np.all(counts.var(0) <= 1.5 * n * bound.count)
 
 
-@pytest.mark.parametrize(
-    ("mechanism", "integer"),
-    [
-        (OLHLaplaceMechanism(epsilon=2.0, label_bound=(-2.0, 2.0)), False),
-        (OLHCellClassMechanism(epsilon=1.0, n_classes=3), True),
-    ],
-)
-def test_debias_runs_under_jit_and_vmap(mechanism, integer) -> None:
-    n_cells, n = 6, 700
-    rng = np.random.default_rng(0)
-    cells = rng.integers(0, n_cells, n).astype(np.int32)
-    labels = rng.integers(0, 3, n).astype(np.int32) if integer else rng.normal(size=n)
-    labels = labels.astype(np.int32 if integer else np.float32)
-    stats_ = [
-        mechanism.privatize_summarize(jax.random.key(i), cells, labels, n_cells) for i in (1, 2)
-    ]
-    host = [mechanism.debias(s, n) for s in stats_]
-    with jax.enable_x64(True):
-        traced = jax.jit(lambda s: mechanism.debias(s, n))(stats_[0])
-        stacked = jax.tree_util.tree_map(lambda *a: np.stack(a), *stats_)
-        mapped = jax.vmap(lambda s: mechanism.debias(s, n))(stacked)
-    for got, want in ((traced.count, host[0].count), (traced.label_sum, host[0].label_sum)):
-        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-12, atol=1e-9)
-    for b in range(2):
-        np.testing.assert_allclose(
-            np.asarray(mapped.count[b]), host[b].count, rtol=1e-12, atol=1e-9
-        )
-
-
 def test_reports_are_one_holder_at_a_time() -> None:
     """Chunking, caller-supplied words and the fused sums agree with privatize."""
     mechanism = OLHLaplaceMechanism(epsilon=2.0, label_bound=1.0)
