@@ -14,9 +14,15 @@ from ldptree.protocols import CellEstimates
 from ldptree.testing import BUILT_INS, built_in_mechanisms, mechanism_checks, pytest_params
 
 #: The statistical checks (thousands to a million reports per mechanism: the unbiasedness and
-#: variance tests, the sampler's goodness of fit, the black-box audit of an over-claim) run in the
-#: slow group.
-_STATISTICAL = ("unbiased", "sampler_matches_law", "count_variance", "over_claim_rejected")
+#: variance tests, the sampler's goodness of fit, the black-box audits of the claim and of an
+#: over-claim) run in the slow group.
+_STATISTICAL = (
+    "unbiased",
+    "sampler_matches_law",
+    "count_variance",
+    "audit_not_refuted",
+    "over_claim_rejected",
+)
 
 
 def _cases() -> list[Any]:
