@@ -196,7 +196,7 @@ class PaperGridPHISTClassifier(PHISTClassifier):
     """
 
     def fit(
-        self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> PaperGridPHISTClassifier:
         d = check_matrix(X, "X").shape[1]
         if d > PHIST_PAPER_MAX_FEATURES:
