@@ -13,7 +13,7 @@ model: in a deployment the round is the holders' reports, collected by
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 import attrs
 import numpy as np
@@ -188,14 +188,21 @@ class Planned:
     _label_check: ClassVar[LabelCheck] = staticmethod(check_vector)
 
     @keeps_state_on_error
-    def fit(self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None) -> Any:
-        """The plan, the round over the private ``(X, y)`` (arrays, a memory map, or an iterable
-        of ``(X_chunk, y_chunk)`` pairs with ``y=None``, read chunk by chunk) and the read-out."""
+    def fit(self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None) -> Self:
+        """Grow the partition on public data, collect one report per private row, read out.
+
+        ``X`` may be memory-mapped (``np.load(path, mmap_mode="r")``): it is read, checked and
+        converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
+        iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
+        order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
         return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
 
     def _start_fit(
         self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> PendingFit[Any]:
+    ) -> PendingFit[Self]:
+        """:meth:`fit` up to its round: the private input checked, then the plan with
+        ``n_holders`` the number of private rows (:func:`~ldptree.estimators.fit_many` runs the
+        rounds of many fits together)."""
         settings = self._settings()
         y = self._check_fit_input(X, y)  # type: ignore[attr-defined]
         rows, Xq, yq = check_fit_rows(X, y, X_public, y_public, check_labels=self._label_check)
@@ -209,10 +216,18 @@ class Planned:
         *,
         n_holders: int | None = None,
         n_features: int | None = None,
-    ) -> FitPlan[Any]:
-        """The public stage of ``fit`` from public data and declarations only (``n_features``
-        is needed without public data); ``plan.run(source)`` or ``plan.finish(estimates)`` then
-        fits this estimator as ``fit`` would. The estimator is unchanged until ``finish``."""
+    ) -> FitPlan[Self]:
+        """The public stage of :meth:`fit`, from public data and declarations only: the scaling
+        box and partition grown on ``(X_public, y_public)``, the mechanism (and why ``"auto"``
+        chose it), its certificate and charge, the round, and ``finish`` (the read-out).
+
+        ``n_holders`` declares the number of holders (public; only choices that need it read
+        it, e.g. LPDT's ``max_depth="auto"``); ``n_features`` the width, needed without public
+        data. ``plan.run(source)`` or ``plan.finish(estimates)`` then fits this estimator as
+        ``fit`` would on those holders; ``plan.publish()`` publishes the round for a deployment
+        (``docs/deployment.md``; a classifier's holders report the index of their label in
+        ``plan.classes``, as ``plan.round.labels`` encodes it). The estimator is unchanged
+        until ``finish``."""
         settings = self._settings()
         d, n = declared_shape(X_public, n_features, n_holders)
         Xq, yq = check_public_data(X_public, y_public, d, self._label_check)

@@ -166,4 +166,4 @@ def kit_built_ins() -> dict[str, type[KitMechanism]]:
     """Every built-in mechanism written on the kit, by class name (the publishable entries of
     :func:`mechanism_registry`): each holds its whole configuration in its constructor's fields
     and samples with :meth:`KitMechanism.privatize_words` (what a deployment can publish)."""
-    return mechanism_registry().classes(publishable=True)
+    return {e.name: e.mechanism for e in mechanism_registry().select(publishable=True)}

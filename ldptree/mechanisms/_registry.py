@@ -186,10 +186,6 @@ class MechanismRegistry:
                 return c, e
         raise ValueError(f"candidate must be one of {[c.name for c, _ in table]}, got {name!r}")
 
-    def classes(self, **select: Any) -> dict[str, type[Any]]:
-        """``{class name: class}`` of :meth:`select` ``(**select)``."""
-        return {e.name: e.mechanism for e in self.select(**select)}
-
 
 def _unique(what: str, names: list[str]) -> None:
     repeated = sorted({n for n in names if names.count(n) > 1})
@@ -197,12 +193,8 @@ def _unique(what: str, names: list[str]) -> None:
         raise ValueError(f"each {what} may be registered once; repeated: {repeated}")
 
 
-def _regression(cls: type[Any], *auto: str, **kw: Any) -> MechanismEntry:
-    return MechanismEntry(cls, "regression", tuple(Candidate(a) for a in auto), **kw)
-
-
-def _classes(cls: type[Any], *auto: str, **kw: Any) -> MechanismEntry:
-    return MechanismEntry(cls, "classification", tuple(Candidate(a) for a in auto), **kw)
+def _entry(cls: type[Any], task: Task, *auto: str, **kw: Any) -> MechanismEntry:
+    return MechanismEntry(cls, task, tuple(Candidate(a) for a in auto), **kw)
 
 
 @functools.cache
@@ -212,21 +204,21 @@ def mechanism_registry() -> MechanismRegistry:
     joint = tuple(Candidate(f"krr-joint/{k}", (("levels", k),)) for k in (2, 4))
     return MechanismRegistry(
         (
-            _regression(RRLaplaceMechanism, "rr-laplace", names=("paper",)),
-            _regression(OUELaplaceMechanism, "oue-laplace"),
-            _regression(KRRLaplaceMechanism, "krr-laplace"),
-            _regression(HadamardLaplaceMechanism, "hadamard-laplace"),
-            _regression(DuchiMechanism, "rr-duchi"),
-            _regression(PiecewiseMechanism, "rr-piecewise"),
+            _entry(RRLaplaceMechanism, "regression", "rr-laplace", names=("paper",)),
+            _entry(OUELaplaceMechanism, "regression", "oue-laplace"),
+            _entry(KRRLaplaceMechanism, "regression", "krr-laplace"),
+            _entry(HadamardLaplaceMechanism, "regression", "hadamard-laplace"),
+            _entry(DuchiMechanism, "regression", "rr-duchi"),
+            _entry(PiecewiseMechanism, "regression", "rr-piecewise"),
             MechanismEntry(KRRJointMechanism, "regression", joint),
-            _classes(LaplaceCellClassMechanism, "laplace", names=("paper",)),
-            _classes(OUECellClassMechanism, "oue"),
-            _classes(KRRCellClassMechanism, "krr"),
-            _regression(LaplaceCellLabelMechanism),
-            _regression(LaplaceFeatureLabelMechanism, example=(("n_features", 2),)),
-            _regression(SubsetLaplaceMechanism),
-            _classes(SubsetCellClassMechanism),
-            _regression(OLHLaplaceMechanism),
-            _classes(OLHCellClassMechanism),
+            _entry(LaplaceCellClassMechanism, "classification", "laplace", names=("paper",)),
+            _entry(OUECellClassMechanism, "classification", "oue"),
+            _entry(KRRCellClassMechanism, "classification", "krr"),
+            _entry(LaplaceCellLabelMechanism, "regression"),
+            _entry(LaplaceFeatureLabelMechanism, "regression", example=(("n_features", 2),)),
+            _entry(SubsetLaplaceMechanism, "regression"),
+            _entry(SubsetCellClassMechanism, "classification"),
+            _entry(OLHLaplaceMechanism, "regression"),
+            _entry(OLHCellClassMechanism, "classification"),
         )
     )
