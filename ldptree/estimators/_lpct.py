@@ -293,8 +293,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
 
 
 class LPCTClassifier(Planned, _LPCTBase):
-    _label_check = staticmethod(check_class_labels)
-
     """Locally private classification tree with public data (LPCT; paper §3-4).
 
     ``eta^_k(x) = (V^_jk + lam V^Q_jk) / (U^_j + lam U^Q_j)`` for ``x`` in cell ``A_j``; predicts
@@ -383,6 +381,8 @@ class LPCTClassifier(Planned, _LPCTBase):
     (certified epsilon, delta as sampled), privacy_certificate_ (``None`` when uncertified or
     nothing private is collected), privacy_ledger_, n_features_in_, n_public_
     """
+
+    _label_check = staticmethod(check_class_labels)
 
     _kind = "LPCTClassifier"
 
@@ -498,8 +498,6 @@ class LPCTClassifier(Planned, _LPCTBase):
 
 
 class LPCTPrunedClassifier(Planned, _LPCTBase):
-    _label_check = staticmethod(check_class_labels)
-
     """LPCT-prune: one release on a deep max-edge tree, then per-leaf data-driven depth and
     ``lambda`` (paper §5, Algorithm 2; rules in :mod:`ldptree.estimators._prune`).
 
@@ -537,6 +535,8 @@ class LPCTPrunedClassifier(Planned, _LPCTBase):
     leaf_node_, leaf_eta_, leaf_proba_, leaf_class_, max_depth_, min_depth_, privacy_,
     privacy_certificate_, privacy_ledger_, n_features_in_, n_public_
     """
+
+    _label_check = staticmethod(check_class_labels)
 
     _kind = "LPCTPrunedClassifier"
 
