@@ -139,6 +139,8 @@ def _class_table(
 
 
 def _ranked(rows: list[Row]) -> tuple[Row, ...]:
+    if not rows:
+        raise ValueError("registry has no candidates for mechanism='auto' for this task")
     # Ties go to the earlier family (the papers' mechanism is listed first).
     order = {name: i for i, (name, _, _) in enumerate(rows)}
     return tuple(sorted(rows, key=lambda r: (r[2], order[r[0]])))

@@ -74,6 +74,10 @@ def test_the_lists_are_views_of_the_registry() -> None:
         (lambda: REGISTRY.candidate("nope", "classification"), "one of .*'laplace'"),
         (lambda: REGISTRY.with_entries(REGISTRY.entries[0]), "repeated: .*RRLaplaceMechanism"),
         (lambda: MechanismEntry(RRLaplaceMechanism, "ranking"), "task"),  # type: ignore[arg-type]
+        (
+            lambda: choose_class_mechanism(4, 1.0, 2, registry=MechanismRegistry(())),
+            "no candidates",
+        ),
     ],
 )
 def test_bad_lookups_and_registrations_name_what_is_allowed(call, match) -> None:
