@@ -45,9 +45,9 @@ def _memoised_lpdt(
     *,
     epsilon: float,
     random_state: Any,
-    max_depth: int,
-    min_samples_leaf: int,
-    min_samples_split: int,
+    max_depth: int = 4,
+    min_samples_leaf: int = 2,
+    min_samples_split: int = 5,
     **kwargs: Any,
 ) -> LPDTRegressor:
     """``LPDTRegressor`` whose (deterministic, key-free) partition is memoised across a grid:
@@ -72,46 +72,17 @@ def _memoised_lpdt(
     )
 
 
-def lpdt_max_edge(
-    *,
-    epsilon: float,
-    random_state: Any,
-    max_depth: int = 4,
-    min_samples_leaf: int = 2,
-    min_samples_split: int = 5,
-    **kwargs: Any,
-) -> LPDTRegressor:
-    """LPDT-M: ``LPDTRegressor(rule="max_edge", ...)`` with the partition memoised."""
-    return _memoised_lpdt(
-        MaxEdgePartitioner,
-        epsilon=epsilon,
-        random_state=random_state,
-        max_depth=max_depth,
-        min_samples_leaf=min_samples_leaf,
-        min_samples_split=min_samples_split,
-        **kwargs,
-    )
+def lpdt_max_edge(**kwargs: Any) -> LPDTRegressor:
+    """LPDT-M: ``LPDTRegressor(rule="max_edge", ...)`` with the partition memoised (keywords
+    ``epsilon``, ``random_state``, ``max_depth=4``, ``min_samples_leaf=2``,
+    ``min_samples_split=5`` and the estimator's own)."""
+    return _memoised_lpdt(MaxEdgePartitioner, **kwargs)
 
 
-def lpdt_cart(
-    *,
-    epsilon: float,
-    random_state: Any,
-    max_depth: int = 4,
-    min_samples_leaf: int = 2,
-    min_samples_split: int = 5,
-    **kwargs: Any,
-) -> LPDTRegressor:
-    """LPDT-V: ``LPDTRegressor(rule="cart", ...)`` (quantile CART) with the partition memoised."""
-    return _memoised_lpdt(
-        CartPartitioner,
-        epsilon=epsilon,
-        random_state=random_state,
-        max_depth=max_depth,
-        min_samples_leaf=min_samples_leaf,
-        min_samples_split=min_samples_split,
-        **kwargs,
-    )
+def lpdt_cart(**kwargs: Any) -> LPDTRegressor:
+    """LPDT-V: ``LPDTRegressor(rule="cart", ...)`` (quantile CART) with the partition memoised
+    (keywords as :func:`lpdt_max_edge`)."""
+    return _memoised_lpdt(CartPartitioner, **kwargs)
 
 
 LPDT_M = MethodSpec("lpdt-m", "regression", lpdt_max_edge, "lpdt-real", "LPDT-M", paper_key="M")
@@ -196,7 +167,7 @@ class PaperGridPHISTClassifier(PHISTClassifier):
     """
 
     def fit(
-        self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> PaperGridPHISTClassifier:
         d = check_matrix(X, "X").shape[1]
         if d > PHIST_PAPER_MAX_FEATURES:

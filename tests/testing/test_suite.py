@@ -41,9 +41,9 @@ def _cases() -> list[Any]:
 def test_every_built_in_is_in_the_registry() -> None:
     missing = sorted(set(built_in_mechanisms()) - set(BUILT_INS))
     assert not missing, (
-        f"built-in mechanisms {missing} have no entry in the suite's registry: add it to the "
-        "registry (BUILT_INS in ldptree/testing/_suite.py; NOT_BUILT_INS for a class that is "
-        "not a standalone mechanism)"
+        f"built-in mechanisms {missing} have no entry in the mechanism registry: add one to "
+        "mechanism_registry() in ldptree/mechanisms/_registry.py (BUILT_INS is its view; "
+        "NOT_BUILT_INS in ldptree/testing/_suite.py for a class that is not a standalone mechanism)"
     )
     stale = sorted(set(BUILT_INS) - set(built_in_mechanisms()))
     assert not stale, f"registry entries {stale} are not built-in mechanisms any more"
