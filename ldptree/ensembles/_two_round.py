@@ -113,39 +113,39 @@ def subtree_sums(partition: Partition, leaf_values: Any) -> FloatArray:
 
 def choose_partition(partition: Partition, keep_split: Any) -> Partition:
     """The subtree of ``partition`` from the root where node ``a``'s split is kept iff
-    ``keep_split[a]`` (and every ancestor's is): a node whose split is not kept is a leaf."""
+    ``keep_split[a]`` (and every ancestor's is): a node whose split is not kept is a leaf. Nodes
+    are numbered as the grower numbers them (children in pairs, depth first, left first), so
+    keeping every split gives ``partition`` itself."""
     keep = np.asarray(keep_split, dtype=bool)
     left, right = np.asarray(partition.left), np.asarray(partition.right)
-    feature: list[int] = []
-    threshold: list[float] = []
-    new_left: list[int] = []
-    new_right: list[int] = []
-    lower: list[FloatArray] = []
-    upper: list[FloatArray] = []
-
-    def visit(node: int) -> int:
-        index = len(feature)
-        feature.append(-1)
-        threshold.append(np.nan)
-        new_left.append(-1)
-        new_right.append(-1)
-        lower.append(partition.lower[node])
-        upper.append(partition.upper[node])
-        if left[node] >= 0 and keep[node]:
-            feature[index] = int(partition.feature[node])
-            threshold[index] = float(partition.threshold[node])
-            new_left[index] = visit(int(left[node]))
-            new_right[index] = visit(int(right[node]))
-        return index
-
-    visit(0)
+    old = [0]  # the node of ``partition`` each new node copies
+    feature, threshold = [-1], [np.nan]
+    new_left, new_right = [-1], [-1]
+    stack = [0]
+    while stack:
+        index = stack.pop()
+        node = old[index]
+        if left[node] < 0 or not keep[node]:
+            continue
+        ids = (len(old), len(old) + 1)
+        feature[index], threshold[index] = (
+            int(partition.feature[node]),
+            float(partition.threshold[node]),
+        )
+        new_left[index], new_right[index] = ids
+        old.extend([int(left[node]), int(right[node])])
+        feature.extend([-1, -1])
+        threshold.extend([np.nan, np.nan])
+        new_left.extend([-1, -1])
+        new_right.extend([-1, -1])
+        stack.extend([ids[1], ids[0]])
     return Partition.from_arrays(
         feature=feature,
         threshold=threshold,
         left=new_left,
         right=new_right,
-        lower=np.asarray(lower),
-        upper=np.asarray(upper),
+        lower=np.asarray(partition.lower)[old],
+        upper=np.asarray(partition.upper)[old],
     )
 
 
@@ -283,8 +283,9 @@ class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
                 "map, not an iterable of chunks"
             )
         rows, Xq, yq = check_fit_rows(X, tree._check_fit_input(X, y), X_public, y_public)
+        bound = resolve_label_bound(tree.label_bound, yq)
         if tree.label_bound is None:
-            tree.set_params(label_bound=resolve_label_bound(None, yq))
+            tree.set_params(label_bound=bound)
         d, n = rows.n_features, rows.n
         assert n is not None  # arrays and memory maps say their length
         key_split, key_1, key_2 = split(as_key(self.random_state), 3)
@@ -336,7 +337,6 @@ class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
         counts = np.asarray(estimates.label_sum, dtype=np.float64)[:, 0]  # class 0: everyone
 
         # the choice (post-processing of round 1's reports)
-        bound = tree.label_bound
         later, _ = tree._mechanism(epsilon, bound, fine.n_leaves)
         v = shrinkage_strength(later, fine.n_leaves, 1, bound)
         if v is None:  # the round-1 count noise of a holder outside the cell (OUE states it)

@@ -33,7 +33,7 @@ from ldptree.baselines import (
     PSGDClassifier,
     check_grid_size,
 )
-from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor
+from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor, LPDTTwoRoundRegressor
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.experiments._memo import MemoPartitioner
 from ldptree.experiments._registry import MethodRegistry, MethodSpec
@@ -374,6 +374,23 @@ LPCT_FOREST_SEQ = MethodSpec(
     fixed=_SEQUENTIAL,
 )
 FOREST_METHODS = (LPDT_FOREST, LPDT_FOREST_SEQ, LPCT_FOREST, LPCT_FOREST_SEQ)
+
+
+# --- two rounds (ldptree.ensembles) ----------------------------------------------------------
+def lpdt_two_round(*, epsilon: float, random_state: Any, **params: Any) -> LPDTTwoRoundRegressor:
+    """``LPDTTwoRoundRegressor(LPDTRegressor(**tree params), ...)``: ``extra_depth``,
+    ``refine_empty``, ``refine_parts`` and ``min_snr`` go to the two-round estimator, every
+    other grid parameter to round 2's tree."""
+    names = ("extra_depth", "refine_empty", "refine_parts", "min_snr")
+    own = {name: params.pop(name) for name in names if name in params}
+    return LPDTTwoRoundRegressor(
+        LPDTRegressor(**params), epsilon=epsilon, random_state=random_state, **own
+    )
+
+
+LPDT_TWO_ROUND = MethodSpec(
+    "lpdt-two-round", "regression", lpdt_two_round, "lpdt-forest", "LPDT two rounds"
+)
 DEFAULT_METHODS = MethodRegistry(
     (
         LPDT_M,
@@ -382,5 +399,6 @@ DEFAULT_METHODS = MethodRegistry(
         *LPCT_METHODS,
         *CLASSIFICATION_BASELINES,
         *FOREST_METHODS,
+        LPDT_TWO_ROUND,
     )
 )
