@@ -17,17 +17,18 @@ never read). The debiased counts ``c^_j`` are unbiased for the fine cells' count
 **Choice of the partition (post-processing).** Top-down from the root, a split of node ``A`` is
 kept when both children ``B`` pass the signal-to-noise rule
 
-    snr(B) = (n_2 / n_1) c^_B / sqrt(n_2 v) >= min_snr,
+    snr(B) = (n_2 / n_1) c^_B / sqrt(n_2 v_0) >= min_snr,
 
-where ``(n_2 / n_1) c^_B`` is the round-2 count predicted for ``B`` and ``v = V / h^2`` the
-per-holder variance of a cell's label sum under round 2's mechanism (the one the estimator
-picks for round 1's number of cells; ``h`` the label bound's half-width; what the shrinkage
-read-out uses), so ``h / snr(B)`` is the predicted noise standard deviation of ``B``'s label mean
-in round 2: a split is kept when it stays below ``h / min_snr`` in both children. (A mechanism
-that does not state its variance is replaced here by round 1's: ``v`` the variance one holder
-outside a cell adds to its debiased count.) Otherwise ``A`` becomes a leaf (its subtree is
-pruned). The rule reads only public quantities and round 1's released reports, so the chosen
-partition costs nothing more.
+where ``(n_2 / n_1) c^_B`` is the number of round-2 holders predicted in ``B`` and ``v_0`` the
+variance one holder outside a cell adds to that cell's debiased count under the count mechanism
+at ``epsilon`` (exact for unary encoding: ``q' (1 - q') / (1/2 - q')^2``; public), so
+``sqrt(n_2 v_0)`` is the noise standard deviation of the count of an *empty* cell estimated from
+``n_2`` holders at the full ``epsilon``. Round 2's mechanism also spends budget on the label, so
+its counts are noisier and its label sums more so: ``min_snr`` (default 8) asks for a margin.
+(The mechanisms' stated variances of a label sum are upper bounds, for some far from tight, so
+the rule does not use them.) Otherwise ``A`` becomes a leaf (its subtree is pruned). The rule
+reads only public quantities and round 1's released reports, so the chosen partition costs
+nothing more.
 
 **Round 2 (estimates).** The other holders answer the estimator (an
 :class:`~ldptree.LPDTRegressor`, with its mechanism, ``"auto"`` included, and read-out) on the
@@ -61,7 +62,6 @@ from ldptree.ensembles._forest import _outer_scope, _seed, _under
 from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
 from ldptree.estimators._inputs import check_fit_rows, fit_scaler, resolve_label_bound
 from ldptree.estimators._lpdt import LPDTRegressor
-from ldptree.estimators._readout import shrinkage_strength
 from ldptree.mechanisms._oue import OUECellClassMechanism
 from ldptree.mechanisms._random import split
 from ldptree.partitions._builder import TreeRule
@@ -154,7 +154,7 @@ def snr_splits(
 ) -> np.ndarray[Any, Any]:
     """``bool[n_nodes]``: whether node ``a``'s split passes the rule (module docstring): both
     children's predicted round-2 signal-to-noise ``(n_2 / n_1) c^_B / sqrt(n_2 v)`` is at
-    least ``min_snr``."""
+    least ``min_snr`` (``v``: the per-holder variance of an empty cell's debiased count)."""
     node_counts = subtree_sums(partition, counts)
     snr = (n_2 / n_1) * node_counts / np.sqrt(n_2 * v)
     left, right = np.asarray(partition.left), np.asarray(partition.right)
@@ -232,7 +232,7 @@ class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
         extra_depth: int = 2,
         refine_empty: int = 0,
         refine_parts: int = 4,
-        min_snr: float = 1.0,
+        min_snr: float = 8.0,
         privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
         random_state: Any = None,
     ) -> None:
@@ -337,13 +337,9 @@ class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
         counts = np.asarray(estimates.label_sum, dtype=np.float64)[:, 0]  # class 0: everyone
 
         # the choice (post-processing of round 1's reports)
-        later, _ = tree._mechanism(epsilon, bound, fine.n_leaves)
-        v = shrinkage_strength(later, fine.n_leaves, 1, bound)
-        if v is None:  # the round-1 count noise of a holder outside the cell (OUE states it)
-            outside = counter.cell_variance(fine.n_leaves).label_sum_outside
-            assert outside is not None
-            v = outside
-        keep = snr_splits(fine, counts, n_1, n_2, v, min_snr)
+        v_0 = counter.cell_variance(fine.n_leaves).label_sum_outside  # exact for OUE's bits
+        assert v_0 is not None
+        keep = snr_splits(fine, counts, n_1, n_2, v_0, min_snr)
         chosen = choose_partition(fine, keep)
 
         # round 2: the estimator on the chosen partition, over the other holders
