@@ -31,8 +31,10 @@ reads only public quantities and round 1's released reports, so the chosen parti
 nothing more.
 
 **Round 2 (estimates).** The other holders answer the estimator (an
-:class:`~ldptree.LPDTRegressor`, with its mechanism, ``"auto"`` included, and read-out) on the
-chosen partition, as its own ``fit`` would on those holders.
+:class:`~ldptree.LPDTRegressor` for :class:`LPDTTwoRoundRegressor`, an
+:class:`~ldptree.LPCTClassifier` for :class:`LPCTTwoRoundClassifier`, with its mechanism,
+``"auto"`` included, and read-out) on the chosen partition, as its own ``fit`` would on those
+holders.
 
 Both rounds run through the round engine (:func:`ldptree.rounds.run`); each mechanism is
 certified by :func:`~ldptree.accounting.verify_ldp` for its own partition before any private row
@@ -42,6 +44,7 @@ is read by that round, and ``privacy_certificate_`` (a
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import attrs
@@ -59,18 +62,30 @@ from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccou
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.ensembles._forest import _outer_scope, _seed, _under
-from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
+from ldptree.estimators._base import (
+    BaseEstimator,
+    ClassifierMixin,
+    RegressorMixin,
+    keeps_state_on_error,
+)
+from ldptree.estimators._classes import encode_labels, resolve_classes
+from ldptree.estimators._composition import make_partitioner
 from ldptree.estimators._inputs import check_fit_rows, fit_scaler, resolve_label_bound
+from ldptree.estimators._lpct import _CRITERIA as CLASS_CRITERIA
+from ldptree.estimators._lpct import LPCTClassifier
+from ldptree.estimators._lpct_readout import check_lam
 from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.mechanisms._oue import OUECellClassMechanism
 from ldptree.mechanisms._random import split
 from ldptree.partitions._builder import TreeRule
 from ldptree.partitions._partition import Partition
 from ldptree.rounds import HolderPart, HolderSplit, Round, certified_spend, release_key, run
-from ldptree.rounds._rows import is_chunk_stream
+from ldptree.rounds._plan import DEFAULT_CHUNK
+from ldptree.rounds._rows import PrivateRows, is_chunk_stream
 
 __all__ = [
     "ChosenPartition",
+    "LPCTTwoRoundClassifier",
     "LPDTTwoRoundRegressor",
     "choose_partition",
     "no_label",
@@ -164,7 +179,176 @@ def snr_splits(
     return keep
 
 
-class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
+class _TwoRound(BaseEstimator):
+    """The fit shared by both two-round estimators (module docstring)."""
+
+    _tree_type: type[BaseEstimator]
+    estimator_: Any
+    refine_partition_: Partition
+    refine_mechanism_: OUECellClassMechanism
+    refine_counts_: FloatArray
+    partition_: Partition
+    keep_split_: np.ndarray[Any, Any]
+    holder_split_: HolderSplit
+    n_refine_: int
+    n_features_in_: int
+    privacy_: PrivacySpend
+    privacy_ledger_: PrivacyLedger
+    privacy_certificate_: CompositionCertificate
+
+    def _rows(
+        self, tree: Any, X: Any, y: Any, X_public: Any, y_public: Any
+    ) -> tuple[PrivateRows, FloatArray | None, Any]:
+        """The private rows and the checked public data, with the tree's label check."""
+        raise NotImplementedError
+
+    def _shared_public(self, tree: Any, yq: Any) -> dict[str, Any]:
+        """Round 2's parameters fixed from the public sample (a label bound, classes)."""
+        raise NotImplementedError
+
+    def _rule(self, tree: Any, max_depth: int) -> TreeRule:
+        """The tree's named rule at ``max_depth``."""
+        raise NotImplementedError
+
+    def _growth_labels(self, tree: Any, yq: Any) -> Any:
+        """The public labels the rule grows on."""
+        raise NotImplementedError
+
+    def _template(self) -> Any:
+        kind = self._tree_type
+        tree = kind() if self.estimator is None else self.estimator
+        if type(tree) is not kind:
+            raise TypeError(
+                f"estimator must be an unfitted {kind.__name__} (or None), got "
+                f"{type(tree).__name__}"
+            )
+        if tree.privacy_budget is not None:
+            raise ValueError(
+                "estimator.privacy_budget must be None: set privacy_budget on the two-round "
+                "estimator, which charges both rounds"
+            )
+        if not isinstance(tree.rule, str):
+            raise TypeError(
+                "estimator.rule must be a named rule ('max_edge', 'cart', 'random_max_edge'): "
+                "round 1 grows it deeper"
+            )
+        if isinstance(tree.max_depth, bool) or not isinstance(tree.max_depth, int):
+            raise ValueError(
+                f"estimator.max_depth must be an integer (round 1 grows extra_depth more "
+                f"levels), got {tree.max_depth!r}"
+            )
+        return clone(tree)
+
+    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> None:
+        """Round 1 (counts on a deep public partition), the choice of the partition, round 2
+        (the estimator on the other holders)."""
+        epsilon = check_epsilon(self.epsilon, "epsilon")
+        extra = check_int(self.extra_depth, "extra_depth", minimum=0)
+        refine = check_int(self.refine_empty, "refine_empty", minimum=0)
+        parts = check_int(self.refine_parts, "refine_parts", minimum=2)
+        min_snr = check_real(self.min_snr, "min_snr")
+        if not min_snr > 0:
+            raise ValueError(f"min_snr must be > 0, got {min_snr}")
+        outer = _outer_scope(self.privacy_budget)
+        tree = self._template()
+        if is_chunk_stream(X, y):
+            raise TypeError(
+                "the two rounds read the private rows twice: X must be an array or a memory "
+                "map, not an iterable of chunks"
+            )
+        rows, Xq, yq = self._rows(tree, X, y, X_public, y_public)
+        tree.set_params(**self._shared_public(tree, yq))
+        d, n = rows.n_features, rows.n
+        assert n is not None  # arrays and memory maps say their length
+        key_split, key_1, key_2 = split(as_key(self.random_state), 3)
+        holder_split = HolderSplit(parts, _seed(key_split))
+        first, rest = holder_split.part(0), HolderPart(holder_split, 0, complement=True)
+        n_1, n_2 = first.size(n), rest.size(n)
+        if n_1 == 0 or n_2 == 0:
+            raise ValueError(
+                f"{n} private rows leave a round without holders (round 1: {n_1}, round 2: "
+                f"{n_2}): pass more rows or change refine_parts"
+            )
+
+        # round 1's partition: the estimator's rule, extra_depth deeper, on the public rows
+        rule = attrs.evolve(self._rule(tree, int(tree.max_depth) + extra), refine_empty=refine)
+        scaler = fit_scaler(Xq, d, check_real(tree.feature_margin, "feature_margin"))
+        Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
+        key_rule, key_noise = split(key_1)
+        fine = rule.fit(Xq_scaled, self._growth_labels(tree, yq), key=key_rule)
+        counter = OUECellClassMechanism(epsilon, n_classes=2)
+        charge = certified_spend(counter, n_cells=fine.n_leaves)
+
+        account = PrivacyAccount(budget=None if outer is not None else self.privacy_budget)
+        groups = account.scope().split(_split_name(holder_split), ("round 1", "round 2"))
+        outer_groups = None
+        if outer is not None:  # both groups must afford eps before anything is released
+            outer_groups = outer.split(_split_name(holder_split), ("round 1", "round 2"))
+            for group in outer_groups:
+                left = group.remaining
+                if left is not None and left.epsilon < epsilon:
+                    raise ValueError(
+                        f"privacy_budget: a round at epsilon={epsilon} exceeds the remaining "
+                        f"budget {left.epsilon} of its holders; nothing was released"
+                    )
+        before = len(account.ledger.entries)
+        groups[0].labelled("round 1").charge(f"cell counts, {charge.entry}", charge.spend)
+        _mirror(account, before, outer)
+        first_round = Round(
+            partition=fine,
+            mechanism=counter,
+            key=release_key(key_noise, counter, fine),
+            scaler=scaler,
+            labels=no_label,
+            chunk_size=DEFAULT_CHUNK if tree.chunk_size is None else tree.chunk_size,
+            holders=first,
+        )
+        estimates = run([first_round], rows)[0].estimates
+        counts = np.asarray(estimates.label_sum, dtype=np.float64)[:, 0]  # class 0: everyone
+
+        # the choice (post-processing of round 1's reports)
+        v_0 = counter.cell_variance(fine.n_leaves).label_sum_outside  # exact for OUE's bits
+        assert v_0 is not None
+        keep = snr_splits(fine, counts, n_1, n_2, v_0, min_snr)
+        chosen = choose_partition(fine, keep)
+
+        # round 2: the estimator on the chosen partition, over the other holders
+        member = tree.set_params(
+            epsilon=epsilon,
+            random_state=key_2,
+            privacy_budget=groups[1].labelled("round 2"),
+            rule=ChosenPartition(chosen),
+            max_depth=None,
+        )
+        before = len(account.ledger.entries)
+        started = member._start_fit(X, y, X_public=Xq, y_public=yq)
+        _mirror(account, before, outer)
+        assert started.round is not None  # refused above: an estimator that collects nothing
+        second_round = attrs.evolve(started.round, holders=rest)
+        fitted = started.finish(run([second_round], rows)[0].estimates)
+
+        self.estimator_ = fitted
+        self.refine_partition_ = fine
+        self.refine_mechanism_ = counter
+        self.refine_counts_ = counts
+        self.partition_ = chosen
+        self.keep_split_ = keep
+        self.holder_split_ = holder_split
+        self.n_refine_ = n_1
+        self.n_features_in_ = fitted.n_features_in_
+        self.privacy_ledger_ = account.ledger.post_process(
+            "choice of the partition from round 1's counts; round 2's read-out"
+        )
+        self.privacy_ = self.privacy_ledger_.total
+        self.privacy_certificate_ = CompositionCertificate(
+            rule="parallel",
+            rounds=("round 1 (cell counts)", "round 2 (estimates)"),
+            spends=(charge.spend, fitted.privacy_),
+            certificates=(charge.certificate, fitted.privacy_certificate_),
+        )
+
+
+class LPDTTwoRoundRegressor(RegressorMixin, _TwoRound):
     """Refine-then-estimate LPDT in two rounds of disjoint holders (module docstring).
 
     Parameters
@@ -211,18 +395,8 @@ class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
         :class:`~ldptree.accounting.CompositionCertificate` of both rounds' certificates.
     """
 
+    _tree_type = LPDTRegressor
     estimator_: LPDTRegressor
-    refine_partition_: Partition
-    refine_mechanism_: OUECellClassMechanism
-    refine_counts_: FloatArray
-    partition_: Partition
-    keep_split_: np.ndarray[Any, Any]
-    holder_split_: HolderSplit
-    n_refine_: int
-    n_features_in_: int
-    privacy_: PrivacySpend
-    privacy_ledger_: PrivacyLedger
-    privacy_certificate_: CompositionCertificate
 
     def __init__(
         self,
@@ -238,29 +412,23 @@ class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
     ) -> None:
         self._keep(locals())
 
-    def _template(self) -> LPDTRegressor:
-        tree = LPDTRegressor() if self.estimator is None else self.estimator
-        if not isinstance(tree, LPDTRegressor):
-            raise TypeError(
-                f"estimator must be an unfitted LPDTRegressor (or None), got {type(tree).__name__}"
-            )
-        if tree.privacy_budget is not None:
-            raise ValueError(
-                "estimator.privacy_budget must be None: set privacy_budget on the two-round "
-                "estimator, which charges both rounds"
-            )
-        if not isinstance(tree.rule, str):
-            raise TypeError(
-                "estimator.rule must be a named rule ('max_edge', 'cart', 'random_max_edge'): "
-                "round 1 grows it deeper"
-            )
-        if isinstance(tree.max_depth, bool) or not isinstance(tree.max_depth, int):
-            raise ValueError(
-                f"estimator.max_depth must be an integer (round 1 grows extra_depth more "
-                f"levels), got {tree.max_depth!r}"
-            )
-        copy: LPDTRegressor = clone(tree)
-        return copy
+    def _rows(
+        self, tree: Any, X: Any, y: Any, X_public: Any, y_public: Any
+    ) -> tuple[PrivateRows, FloatArray | None, Any]:
+        return check_fit_rows(X, tree._check_fit_input(X, y), X_public, y_public)
+
+    def _shared_public(self, tree: Any, yq: Any) -> dict[str, Any]:
+        if tree.label_bound is not None:
+            return {}
+        return {"label_bound": resolve_label_bound(None, yq)}
+
+    def _rule(self, tree: Any, max_depth: int) -> TreeRule:
+        rule = tree._partitioner(max_depth)
+        assert isinstance(rule, TreeRule)  # a named rule
+        return rule
+
+    def _growth_labels(self, tree: Any, yq: Any) -> Any:
+        return yq
 
     @keeps_state_on_error
     def fit(
@@ -268,120 +436,112 @@ class LPDTTwoRoundRegressor(RegressorMixin, BaseEstimator):
     ) -> LPDTTwoRoundRegressor:
         """Round 1 (counts on a deep public partition), the choice of the partition, round 2
         (the estimator on the other holders); ``X`` an array or a memory map."""
-        epsilon = check_epsilon(self.epsilon, "epsilon")
-        extra = check_int(self.extra_depth, "extra_depth", minimum=0)
-        refine = check_int(self.refine_empty, "refine_empty", minimum=0)
-        parts = check_int(self.refine_parts, "refine_parts", minimum=2)
-        min_snr = check_real(self.min_snr, "min_snr")
-        if not min_snr > 0:
-            raise ValueError(f"min_snr must be > 0, got {min_snr}")
-        outer = _outer_scope(self.privacy_budget)
-        tree = self._template()
-        if is_chunk_stream(X, y):
-            raise TypeError(
-                "the two rounds read the private rows twice: X must be an array or a memory "
-                "map, not an iterable of chunks"
-            )
-        rows, Xq, yq = check_fit_rows(X, tree._check_fit_input(X, y), X_public, y_public)
-        bound = resolve_label_bound(tree.label_bound, yq)
-        if tree.label_bound is None:
-            tree.set_params(label_bound=bound)
-        d, n = rows.n_features, rows.n
-        assert n is not None  # arrays and memory maps say their length
-        key_split, key_1, key_2 = split(as_key(self.random_state), 3)
-        holder_split = HolderSplit(parts, _seed(key_split))
-        first, rest = holder_split.part(0), HolderPart(holder_split, 0, complement=True)
-        n_1, n_2 = first.size(n), rest.size(n)
-        if n_1 == 0 or n_2 == 0:
-            raise ValueError(
-                f"{n} private rows leave a round without holders (round 1: {n_1}, round 2: "
-                f"{n_2}): pass more rows or change refine_parts"
-            )
-
-        # round 1's partition: the estimator's rule, extra_depth deeper, on the public rows
-        rule = tree._partitioner(int(tree.max_depth) + extra)
-        assert isinstance(rule, TreeRule)  # a named rule
-        rule = attrs.evolve(rule, refine_empty=refine)
-        scaler = fit_scaler(Xq, d, check_real(tree.feature_margin, "feature_margin"))
-        Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
-        key_rule, key_noise = split(key_1)
-        fine = rule.fit(Xq_scaled, yq, key=key_rule)
-        counter = OUECellClassMechanism(epsilon, n_classes=2)
-        charge = certified_spend(counter, n_cells=fine.n_leaves)
-
-        account = PrivacyAccount(budget=None if outer is not None else self.privacy_budget)
-        groups = account.scope().split(_split_name(holder_split), ("round 1", "round 2"))
-        outer_groups = None
-        if outer is not None:  # both groups must afford eps before anything is released
-            outer_groups = outer.split(_split_name(holder_split), ("round 1", "round 2"))
-            for group in outer_groups:
-                left = group.remaining
-                if left is not None and left.epsilon < epsilon:
-                    raise ValueError(
-                        f"privacy_budget: a round at epsilon={epsilon} exceeds the remaining "
-                        f"budget {left.epsilon} of its holders; nothing was released"
-                    )
-        before = len(account.ledger.entries)
-        groups[0].labelled("round 1").charge(f"cell counts, {charge.entry}", charge.spend)
-        _mirror(account, before, outer)
-        first_round = Round(
-            partition=fine,
-            mechanism=counter,
-            key=release_key(key_noise, counter, fine),
-            scaler=scaler,
-            labels=no_label,
-            chunk_size=tree.chunk_size,
-            holders=first,
-        )
-        estimates = run([first_round], rows)[0].estimates
-        counts = np.asarray(estimates.label_sum, dtype=np.float64)[:, 0]  # class 0: everyone
-
-        # the choice (post-processing of round 1's reports)
-        v_0 = counter.cell_variance(fine.n_leaves).label_sum_outside  # exact for OUE's bits
-        assert v_0 is not None
-        keep = snr_splits(fine, counts, n_1, n_2, v_0, min_snr)
-        chosen = choose_partition(fine, keep)
-
-        # round 2: the estimator on the chosen partition, over the other holders
-        member = tree.set_params(
-            epsilon=epsilon,
-            random_state=key_2,
-            privacy_budget=groups[1].labelled("round 2"),
-            rule=ChosenPartition(chosen),
-            max_depth=None,
-        )
-        before = len(account.ledger.entries)
-        started = member._start_fit(X, y, X_public=Xq, y_public=yq)
-        _mirror(account, before, outer)
-        assert started.round is not None  # an LPDT fit always has a round
-        second_round = attrs.evolve(started.round, holders=rest)
-        fitted = started.finish(run([second_round], rows)[0].estimates)
-
-        self.estimator_ = fitted
-        self.refine_partition_ = fine
-        self.refine_mechanism_ = counter
-        self.refine_counts_ = counts
-        self.partition_ = chosen
-        self.keep_split_ = keep
-        self.holder_split_ = holder_split
-        self.n_refine_ = n_1
-        self.n_features_in_ = fitted.n_features_in_
-        self.privacy_ledger_ = account.ledger.post_process(
-            "choice of the partition from round 1's counts; round 2's read-out"
-        )
-        self.privacy_ = self.privacy_ledger_.total
-        self.privacy_certificate_ = CompositionCertificate(
-            rule="parallel",
-            rounds=("round 1 (cell counts)", "round 2 (estimates)"),
-            spends=(charge.spend, fitted.privacy_),
-            certificates=(charge.certificate, fitted.privacy_certificate_),
-        )
+        self._fit(X, y, X_public, y_public)
         return self
 
     def predict(self, X: Any) -> FloatArray:
         """Round 2's predictions (post-processing: no privacy cost)."""
         self._check_fitted("estimator_")
         return self.estimator_.predict(X)
+
+
+class LPCTTwoRoundClassifier(ClassifierMixin, _TwoRound):
+    """Refine-then-estimate LPCT in two rounds of disjoint holders (module docstring): as
+    :class:`LPDTTwoRoundRegressor` with an :class:`~ldptree.LPCTClassifier` in round 2.
+
+    Parameters
+    ----------
+    estimator:
+        Round 2's estimator: an unfitted :class:`~ldptree.LPCTClassifier` (``None``:
+        ``LPCTClassifier()``) with a named ``rule`` and an integer ``max_depth``; its
+        ``privacy_budget`` must be ``None``. Round 1's partition is grown by its rule and
+        ``criterion`` on the public class codes; ``classes`` are resolved once from the declared
+        classes and ``y_public``.
+    epsilon, extra_depth, refine_empty, refine_parts, min_snr, privacy_budget, random_state:
+        As :class:`LPDTTwoRoundRegressor`.
+
+    Attributes
+    ----------
+    classes_
+        The class labels.
+    estimator_, refine_partition_, refine_mechanism_, refine_counts_, partition_, keep_split_, \
+holder_split_, n_refine_, privacy_, privacy_ledger_, privacy_certificate_
+        As :class:`LPDTTwoRoundRegressor` (``estimator_`` a fitted
+        :class:`~ldptree.LPCTClassifier`).
+    """
+
+    _tree_type = LPCTClassifier
+    estimator_: LPCTClassifier
+
+    def __init__(
+        self,
+        estimator: LPCTClassifier | None = None,
+        epsilon: float = 1.0,
+        *,
+        extra_depth: int = 2,
+        refine_empty: int = 0,
+        refine_parts: int = 4,
+        min_snr: float = 8.0,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self._keep(locals())
+
+    def _rows(
+        self, tree: Any, X: Any, y: Any, X_public: Any, y_public: Any
+    ) -> tuple[PrivateRows, FloatArray | None, Any]:
+        rows: tuple[PrivateRows, FloatArray | None, Any] = tree._private_input(
+            X, y, X_public, y_public
+        )
+        return rows
+
+    def _template(self) -> Any:
+        tree = super()._template()
+        if math.isinf(check_lam(tree.lam)) and isinstance(tree.readout, str):
+            raise ValueError(
+                "estimator.lam=inf with a built-in read-out collects no private report in round "
+                "2 (public data only): give a finite lam"
+            )
+        return tree
+
+    def _shared_public(self, tree: Any, yq: Any) -> dict[str, Any]:
+        return {"classes": resolve_classes(tree.classes, yq)}
+
+    def _rule(self, tree: Any, max_depth: int) -> TreeRule:
+        rule = make_partitioner(
+            tree.rule,
+            max_depth=max_depth,
+            min_samples_split=tree.min_samples_split,
+            min_samples_leaf=tree.min_samples_leaf,
+            criterion=tree.criterion,
+            criteria=CLASS_CRITERIA,
+        )
+        assert isinstance(rule, TreeRule)  # a named rule
+        return rule
+
+    def _growth_labels(self, tree: Any, yq: Any) -> Any:
+        if yq is None:
+            return None
+        return encode_labels(yq, tree.classes, "y_public").astype(np.float64)
+
+    @keeps_state_on_error
+    def fit(
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
+    ) -> LPCTTwoRoundClassifier:
+        """As :meth:`LPDTTwoRoundRegressor.fit`, with class labels."""
+        self._fit(X, y, X_public, y_public)
+        self.classes_ = self.estimator_.classes_
+        return self
+
+    def predict_proba(self, X: Any) -> FloatArray:
+        """Round 2's class probabilities (post-processing: no privacy cost)."""
+        self._check_fitted("estimator_")
+        return self.estimator_.predict_proba(X)
+
+    def predict(self, X: Any) -> np.ndarray[Any, Any]:
+        """Round 2's predicted classes."""
+        self._check_fitted("estimator_")
+        return np.asarray(self.estimator_.predict(X))
 
 
 def _split_name(holder_split: HolderSplit) -> str:

@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from ldptree import LPDTRegressor
+from ldptree import LPCTClassifier, LPDTRegressor
 from ldptree.accounting import PrivacyAccount
-from ldptree.ensembles import LPDTTwoRoundRegressor
+from ldptree.ensembles import LPCTTwoRoundClassifier, LPDTTwoRoundRegressor
 from ldptree.ensembles._two_round import (
     ChosenPartition,
     choose_partition,
@@ -182,4 +182,58 @@ def test_chunk_streams_are_refused(data: dict[str, Any]) -> None:
     with pytest.raises(TypeError, match="memory map"):
         LPDTTwoRoundRegressor(TREE, random_state=0).fit(
             chunks, X_public=data["Xq"], y_public=data["yq"]
+        )
+
+
+# --- the classifier ---------------------------------------------------------------------------
+def _classes(data: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
+    return (data["y"] > 1).astype(int), (data["yq"] > 1).astype(int)
+
+
+def test_classifier_answers_one_round_per_holder(data: dict[str, Any]) -> None:
+    c, cq = _classes(data)
+    model = LPCTTwoRoundClassifier(LPCTClassifier(max_depth=2), epsilon=2.0, random_state=0)
+    model.fit(data["X"], c, X_public=data["Xq"], y_public=cq)
+    assert model.privacy_.epsilon == pytest.approx(2.0)
+    cert = model.privacy_certificate_
+    assert (
+        cert.rule == "parallel"
+        and cert.holds
+        and [x.holds for x in cert.certificates]
+        == [
+            True,
+            True,
+        ]
+    )
+    assert model.n_refine_ + model.estimator_.estimates_.n == N
+    np.testing.assert_array_equal(model.classes_, [0, 1])
+    assert model.estimator_.partition_ is model.partition_
+    np.testing.assert_array_equal(model.predict(data["Xt"]), model.estimator_.predict(data["Xt"]))
+    proba = model.predict_proba(data["Xt"])
+    assert proba.shape == (300, 2) and np.allclose(proba.sum(axis=1), 1.0)
+    [again] = fit_many(
+        [LPCTTwoRoundClassifier(LPCTClassifier(max_depth=2), epsilon=2.0, random_state=0)],
+        data["X"],
+        c,
+        X_public=data["Xq"],
+        y_public=cq,
+    )
+    np.testing.assert_array_equal(again.predict_proba(data["Xt"]), proba)
+
+
+@pytest.mark.parametrize(
+    ("estimator", "error", "match"),
+    [
+        (LPDTRegressor(), TypeError, "LPCTClassifier"),
+        (LPCTClassifier(lam=float("inf")), ValueError, "lam"),
+        (LPCTClassifier(max_depth=None), ValueError, "max_depth"),
+    ],
+)
+def test_classifier_bad_inputs(
+    data: dict[str, Any], estimator: Any, error: type, match: str
+) -> None:
+    c, cq = _classes(data)
+    with pytest.raises(error, match=match):
+        LPCTTwoRoundClassifier(estimator, random_state=0).fit(
+            data["X"], c, X_public=data["Xq"], y_public=cq
         )

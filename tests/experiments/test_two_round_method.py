@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from exp_helpers import EPS, source
 
-from ldptree.ensembles import LPDTTwoRoundRegressor
+from ldptree.ensembles import LPCTTwoRoundClassifier, LPDTTwoRoundRegressor
 from ldptree.experiments import (
     DEFAULT_METHODS,
     Experiment,
@@ -41,3 +41,9 @@ def test_runs_in_the_runner_and_records_epsilon(mode: str, tmp_path) -> None:  #
     assert spends["lpdt-two-round"] == spends["lpdt-m"]
     assert spends["lpdt-m"] == ({EPS[0]} if mode == "fixed" else {2 * EPS[0]})
     assert all(r.value == r.value for r in records)  # numbers, not NaN
+
+
+def test_classifier_method_builds_the_estimator() -> None:
+    model = DEFAULT_METHODS.get("lpct-two-round").build(1.0, {"lam": 0.5, "refine_parts": 3}, 1)
+    assert isinstance(model, LPCTTwoRoundClassifier)
+    assert (model.estimator.lam, model.refine_parts, model.epsilon) == (0.5, 3, 1.0)
