@@ -281,10 +281,8 @@ class _TwoRound(BaseEstimator):
 
         account = PrivacyAccount(budget=None if outer is not None else self.privacy_budget)
         groups = account.scope().split(_split_name(holder_split), ("round 1", "round 2"))
-        outer_groups = None
         if outer is not None:  # both groups must afford eps before anything is released
-            outer_groups = outer.split(_split_name(holder_split), ("round 1", "round 2"))
-            for group in outer_groups:
+            for group in outer.split(_split_name(holder_split), ("round 1", "round 2")):
                 left = group.remaining
                 if left is not None and left.epsilon < epsilon:
                     raise ValueError(
