@@ -33,7 +33,12 @@ from ldptree.baselines import (
     PSGDClassifier,
     check_grid_size,
 )
-from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor
+from ldptree.ensembles import (
+    LPCTForestClassifier,
+    LPCTTwoRoundClassifier,
+    LPDTForestRegressor,
+    LPDTTwoRoundRegressor,
+)
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.experiments._memo import MemoPartitioner
 from ldptree.experiments._registry import MethodRegistry, MethodSpec
@@ -345,6 +350,40 @@ LPCT_FOREST_SEQ = MethodSpec(
     fixed=_SEQUENTIAL,
 )
 FOREST_METHODS = (LPDT_FOREST, LPDT_FOREST_SEQ, LPCT_FOREST, LPCT_FOREST_SEQ)
+
+
+# --- two rounds (ldptree.ensembles) ----------------------------------------------------------
+def _two_round_options(params: dict[str, Any]) -> dict[str, Any]:
+    """The two-round design's own keywords out of a grid point (the rest are the tree's)."""
+    names = ("extra_depth", "refine_empty", "refine_parts", "min_snr")
+    return {name: params.pop(name) for name in names if name in params}
+
+
+def lpdt_two_round(*, epsilon: float, random_state: Any, **params: Any) -> LPDTTwoRoundRegressor:
+    """``LPDTTwoRoundRegressor(LPDTRegressor(**tree params), ...)``: ``extra_depth``,
+    ``refine_empty``, ``refine_parts`` and ``min_snr`` go to the two-round design, every other
+    grid parameter to round 2's tree."""
+    own = _two_round_options(params)
+    return LPDTTwoRoundRegressor(
+        LPDTRegressor(**params), epsilon=epsilon, random_state=random_state, **own
+    )
+
+
+def lpct_two_round(*, epsilon: float, random_state: Any, **params: Any) -> LPCTTwoRoundClassifier:
+    """``LPCTTwoRoundClassifier(LPCTClassifier(**tree params), ...)`` (as
+    :func:`lpdt_two_round`)."""
+    own = _two_round_options(params)
+    return LPCTTwoRoundClassifier(
+        LPCTClassifier(**params), epsilon=epsilon, random_state=random_state, **own
+    )
+
+
+LPDT_TWO_ROUND = MethodSpec(
+    "lpdt-two-round", "regression", lpdt_two_round, "lpdt-forest", "LPDT two rounds"
+)
+LPCT_TWO_ROUND = MethodSpec(
+    "lpct-two-round", "classification", lpct_two_round, "lpct-forest", "LPCT two rounds"
+)
 DEFAULT_METHODS = MethodRegistry(
     (
         LPDT_M,
@@ -353,5 +392,7 @@ DEFAULT_METHODS = MethodRegistry(
         *LPCT_METHODS,
         *CLASSIFICATION_BASELINES,
         *FOREST_METHODS,
+        LPDT_TWO_ROUND,
+        LPCT_TWO_ROUND,
     )
 )
