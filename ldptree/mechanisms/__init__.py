@@ -79,7 +79,13 @@ from ldptree.mechanisms._subset_selection import (
     SubsetLaplaceMechanism,
     SubsetLaplaceReport,
 )
-from ldptree.mechanisms._variance import CellVariance, SupportsVariance
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    SupportsExactVariance,
+    SupportsVariance,
+    label_moments,
+)
 
 __all__ = [
     "NULL_LABEL",
@@ -90,6 +96,7 @@ __all__ = [
     "ClassLabels",
     "DuchiMechanism",
     "DuchiReport",
+    "ExactCellVariance",
     "Geometric",
     "HadamardLaplaceMechanism",
     "HadamardLaplaceReport",
@@ -134,6 +141,7 @@ __all__ = [
     "SubsetLaplaceReport",
     "SubsetRelease",
     "SummaryJob",
+    "SupportsExactVariance",
     "SupportsVariance",
     "UnaryFlip",
     "cell_indicator",
@@ -143,6 +151,7 @@ __all__ = [
     "kit_built_ins",
     "label_level",
     "label_levels",
+    "label_moments",
     "matrix_noise",
     "optimal_split",
     "predicted_error",
