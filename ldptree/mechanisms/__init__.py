@@ -84,6 +84,7 @@ from ldptree.mechanisms._variance import (
     ExactCellVariance,
     SupportsExactVariance,
     SupportsVariance,
+    estimated_cell_variance,
     label_moments,
 )
 
@@ -148,6 +149,7 @@ __all__ = [
     "choose_class_mechanism",
     "choose_regression_mechanism",
     "debias_indicators",
+    "estimated_cell_variance",
     "kit_built_ins",
     "label_level",
     "label_levels",

@@ -19,11 +19,15 @@ uses ``w = 1 / L``.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any, Protocol, runtime_checkable
 
 import attrs
 import numpy as np
+
+from ldptree._typing import FloatArray
+from ldptree.protocols import CellEstimates
 
 __all__ = [
     "CellVariance",
@@ -31,6 +35,7 @@ __all__ = [
     "SupportsExactVariance",
     "SupportsVariance",
     "check_label_moments",
+    "estimated_cell_variance",
     "indicator_class_variance",
     "indicator_label_variance",
     "indicator_variances",
@@ -269,3 +274,87 @@ def label_moments(
     u = (clipped - lo) / encoding.step
     f = u - np.floor(u)
     return float(clipped.mean()), float(np.mean(clipped**2 + encoding.step**2 * f * (1.0 - f)))
+
+
+def _moment_coefficients(
+    mechanism: SupportsExactVariance, n_cells: int, indicator: bool
+) -> tuple[ExactCellVariance, ExactCellVariance, ExactCellVariance]:
+    """The exact variances at ``(m1, m2) = (0, 0), (0, 1), (1, 1)`` (``(0, 1)`` repeats
+    ``(1, 1)`` for a class indicator, whose ``m2 = m1``): three points fix
+    ``A + B m1 + C m2 - 1{inside} m1^2`` (:class:`ExactCellVariance`)."""
+    at = functools.partial(mechanism.exact_cell_variance, n_cells)
+    zero, one = (
+        at(label_mean=0.0, label_second_moment=0.0),
+        at(label_mean=1.0, label_second_moment=1.0),
+    )
+    spread = one if indicator else at(label_mean=0.0, label_second_moment=1.0)
+    return zero, spread, one
+
+
+def estimated_cell_variance(
+    mechanism: SupportsExactVariance,
+    estimates: CellEstimates,
+    *,
+    label_second_moment: Any = None,
+) -> tuple[FloatArray, FloatArray]:
+    """Estimated variances of a round's debiased estimates ``(Var c^_j, Var s^_j)`` per cell
+    (shapes of ``estimates.count`` and ``estimates.label_sum``): the exact per-holder variances
+    (:meth:`SupportsExactVariance.exact_cell_variance`) evaluated at the debiased moments.
+
+    Cell ``j`` holds ``c = clip(c^_j, 0, n)`` holders and the others ``n - c``, so
+    ``Var c^_j = c v_in + (n - c) v_out``, and
+    ``Var s^_j = c f_in(m1_j, m2_j) + (n - c) f_out(m1'_j, m2'_j)`` with the inside mean
+    ``m1_j = s^_j / c^_j`` and the outside mean ``m1'_j = (S^ - s^_j) / (n - c^_j)`` clipped to
+    the label bound (``S^`` the total). The released sums carry no second moment of the labels:
+    ``label_second_moment`` (a number, or ``float[L]`` per cell, e.g. from public data; the
+    outside value is the others' count-weighted mean) defaults to the bound's worst case
+    ``max(lo^2, hi^2)``. For class mechanisms the label of entry ``(j, k)`` is the class-``k``
+    indicator, whose share ``V^_jk / c^_j`` (clipped to ``[0, 1]``) is both moments.
+
+    The per-holder variances are affine in the moments but for the inside label sum's
+    ``-m1^2``, so the estimate is unbiased up to that plug-in term and the clipping; the
+    variance is over the noise and over labels drawn from the cells' label distributions.
+    Post-processing of the estimates: no privacy cost.
+    """
+    n = int(estimates.n)
+    count = np.clip(np.asarray(estimates.count, dtype=np.float64), 0.0, n)
+    sums = np.asarray(estimates.label_sum, dtype=np.float64)
+    n_cells = int(count.shape[0])
+    encoding = _real_labels(mechanism)
+    indicator = bool(getattr(encoding, "integer", False))
+    zero, spread, one = _moment_coefficients(mechanism, n_cells, indicator)
+    others = n - count
+    var_count = count * zero.count_inside + others * zero.count_outside
+
+    def safe(num: FloatArray, den: FloatArray, fill: float) -> FloatArray:
+        out: FloatArray = np.where(den > 0, num / np.where(den > 0, den, 1.0), fill)
+        return out
+
+    # inside: A + B m1 + C m2 - m1^2; outside: A' + B' m1 + C' m2
+    a_in, a_out = zero.label_sum_inside, zero.label_sum_outside
+    c_in, c_out = spread.label_sum_inside - a_in, spread.label_sum_outside - a_out
+    b_in = one.label_sum_inside + 1.0 - a_in - c_in
+    b_out = one.label_sum_outside - a_out - c_out
+    if indicator:
+        col = count.reshape((n_cells,) + (1,) * (sums.ndim - 1))
+        rest = (n - col).astype(np.float64)
+        share = np.clip(safe(sums, col, 0.0), 0.0, 1.0)
+        share_out = np.clip(safe(sums.sum(axis=0) - sums, rest, 0.0), 0.0, 1.0)
+        inside = a_in + (b_in + c_in) * share - share**2
+        outside = a_out + (b_out + c_out) * share_out
+        return var_count, col * inside + rest * outside
+    lo, hi = encoding.bound
+    if label_second_moment is None:
+        m2 = np.full(n_cells, max(lo * lo, hi * hi))
+    else:
+        m2 = np.broadcast_to(np.asarray(label_second_moment, dtype=np.float64), (n_cells,))
+        if not np.all(np.isfinite(m2)) or np.any(m2 < 0):
+            raise ValueError("label_second_moment must be finite and >= 0")
+    m1 = np.clip(safe(sums, count, (lo + hi) / 2.0), lo, hi)
+    m1_out = np.clip(safe(sums.sum() - sums, others, (lo + hi) / 2.0), lo, hi)
+    m2_out = safe((count * m2).sum() - count * m2, others, float(m2.mean()))
+    # the clipped means cannot exceed the second moments' implied spread by construction
+    m2, m2_out = np.maximum(m2, m1**2), np.maximum(m2_out, m1_out**2)
+    inside = a_in + b_in * m1 + c_in * m2 - m1**2
+    outside = a_out + b_out * m1_out + c_out * m2_out
+    return var_count, count * inside + others * outside
