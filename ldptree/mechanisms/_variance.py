@@ -15,6 +15,15 @@ far more variance than an outside one). A mechanism may therefore also bound wha
 ``w`` of the ``n`` holders the variance of ``c^_j`` is then at most
 ``n (w count + (1 - w) count_outside)`` (:meth:`CellVariance.mixed`); the variance-aware choice
 uses ``w = 1 / L``.
+
+Exact variances (:class:`SupportsExactVariance`, every built-in). The bounds above are worst
+cases over the holder's label and cell; a holder's exact contribution depends on whether it is in
+cell ``j`` and on its label, through the first two moments of the label *as the mechanism encodes
+it* (clipped, then rounded at random to the mechanism's levels): ``exact_cell_variance(n_cells,
+label_mean=m1, label_second_moment=m2)`` returns :class:`ExactCellVariance`, the per-holder
+variances inside and outside the cell, and :func:`label_moments` gives ``(m1, m2)`` for given
+labels. :func:`estimated_cell_variance` evaluates them at a round's debiased moments (the
+variance a researcher can report beside the estimates, at no privacy cost).
 """
 
 from __future__ import annotations
@@ -353,7 +362,7 @@ def estimated_cell_variance(
     m1 = np.clip(safe(sums, count, (lo + hi) / 2.0), lo, hi)
     m1_out = np.clip(safe(sums.sum() - sums, others, (lo + hi) / 2.0), lo, hi)
     m2_out = safe((count * m2).sum() - count * m2, others, float(m2.mean()))
-    # the clipped means cannot exceed the second moments' implied spread by construction
+    # a second moment below the squared (clipped) mean is no moment pair: raise it to the mean's
     m2, m2_out = np.maximum(m2, m1**2), np.maximum(m2_out, m1_out**2)
     inside = a_in + b_in * m1 + c_in * m2 - m1**2
     outside = a_out + b_out * m1_out + c_out * m2_out
