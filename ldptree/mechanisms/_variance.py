@@ -250,7 +250,7 @@ class SupportsExactVariance(Protocol):
         ...
 
 
-def _real_labels(mechanism: object) -> Any:
+def _label_encoding(mechanism: object) -> Any:
     labels = getattr(mechanism, "labels", None)
     if labels is None:
         raise TypeError(f"{type(mechanism).__name__} declares no labels() to read moments from")
@@ -269,7 +269,7 @@ def label_moments(
     labels: ``V = 1{y = label_class}``, both moments are the share of ``labels`` equal to
     ``label_class`` (required).
     """
-    encoding = _real_labels(mechanism)
+    encoding = _label_encoding(mechanism)
     y = np.asarray(labels, dtype=np.float64).reshape(-1)
     if y.size == 0:
         raise ValueError("labels must hold at least one label")
@@ -329,7 +329,7 @@ def estimated_cell_variance(
     count = np.clip(np.asarray(estimates.count, dtype=np.float64), 0.0, n)
     sums = np.asarray(estimates.label_sum, dtype=np.float64)
     n_cells = int(count.shape[0])
-    encoding = _real_labels(mechanism)
+    encoding = _label_encoding(mechanism)
     indicator = bool(getattr(encoding, "integer", False))
     zero, spread, one = _moment_coefficients(mechanism, n_cells, indicator)
     others = n - count
