@@ -33,6 +33,7 @@ SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     "depth_rule.py": (r"^\| synthetic d=2 \| 4 \| \d+ \| \d+ \|", frozenset({"data"})),
     "certificates.py": (r"^\| RRLaplaceMechanism \| 1 \| [\d.]+ \|", frozenset()),
     "first_fit.py": (r"^fit 1 [\d.]+ s$", frozenset()),
+    "exact_choice.py": (r"^\| sin d=4 \| 2 \| 3 \| [\d.]+ \| [\d.]+ \|", frozenset()),
     "forest_comparison.py": (r"^\| 2 \| 3 \| [\d.]+ ± [\d.]+ \|", frozenset()),
     "guarded_readout.py": (r"^\| concrete \| 2 \| [\d.e+]+ \|", frozenset({"data"})),
     "lpct_denominators.py": (r"^\| rice_cammeo_osmancik \| 2 \| 2 \| 1 \|", frozenset({"data"})),

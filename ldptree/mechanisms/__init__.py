@@ -87,7 +87,14 @@ from ldptree.mechanisms._subset_selection import (
     SubsetLaplaceMechanism,
     SubsetLaplaceReport,
 )
-from ldptree.mechanisms._variance import CellVariance, SupportsVariance
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    SupportsExactVariance,
+    SupportsVariance,
+    estimated_cell_variance,
+    label_moments,
+)
 
 __all__ = [
     "NULL_LABEL",
@@ -99,6 +106,7 @@ __all__ = [
     "ClassLabels",
     "DuchiMechanism",
     "DuchiReport",
+    "ExactCellVariance",
     "Geometric",
     "HadamardLaplaceMechanism",
     "HadamardLaplaceReport",
@@ -145,15 +153,18 @@ __all__ = [
     "SubsetLaplaceReport",
     "SubsetRelease",
     "SummaryJob",
+    "SupportsExactVariance",
     "SupportsVariance",
     "UnaryFlip",
     "cell_indicator",
     "choose_class_mechanism",
     "choose_regression_mechanism",
     "debias_indicators",
+    "estimated_cell_variance",
     "kit_built_ins",
     "label_level",
     "label_levels",
+    "label_moments",
     "matrix_noise",
     "mechanism_registry",
     "optimal_split",

@@ -40,7 +40,14 @@ from ldptree.mechanisms._kit import (
     label_levels,
 )
 from ldptree.mechanisms._noise import Geometric
-from ldptree.mechanisms._variance import CellVariance, indicator_variances, label_sum_variances
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_label_variance,
+    indicator_variances,
+    label_sum_variances,
+)
 from ldptree.protocols import CellEstimates
 
 __all__ = ["GeometricLabel", "SplitBudget"]
@@ -107,6 +114,24 @@ class GeometricLabel(SplitBudget):
             count_outside=outside,
             label_sum_outside=s_out,
             label_variance=v_y,
+        )
+
+    def exact_indicator_variance(
+        self, offset: float, slope: float, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances for a cell channel whose indicator of cell ``j`` is
+        Bernoulli with mean ``offset + slope 1{j_i = j}`` (:func:`indicator_variances`) and the
+        geometric label (:func:`~ldptree.mechanisms._variance.indicator_label_variance` with
+        ``E[Var(y~ | V)] = v_n``, the same for every level up to the clamp's ``e^{-40}``-scale
+        effect)."""
+        m1, m2 = check_label_moments(label_mean, label_second_moment)
+        inside, outside = indicator_variances(offset, slope)
+        return indicator_label_variance(
+            inside,
+            outside,
+            label_mean=m1,
+            label_second_moment=m2,
+            noise_variance=self.label_variance,
         )
 
     def label_sum_variance(self, v: float) -> float:

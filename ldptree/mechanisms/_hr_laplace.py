@@ -34,7 +34,12 @@ from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._hadamard import HadamardRelease
 from ldptree.mechanisms._kit import KitMechanism, Release
 from ldptree.mechanisms._noise import BitFlip, _check_precision
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_label_variance,
+)
 from ldptree.protocols import CellEstimates
 
 __all__ = ["HadamardLaplaceMechanism", "HadamardLaplaceReport"]
@@ -107,3 +112,18 @@ class HadamardLaplaceMechanism(GeometricLabel, KitMechanism):
         check_int(n_cells, "n_cells", minimum=1)
         v = 1.0 / (1.0 - 2.0 * self.flip.flip_prob) ** 2
         return CellVariance(count=v, label_sum=self.label_sum_variance(v))
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: ``W_ij = sigma_i H[r_i, j + 1] / (1 - 2 q')`` is
+        ``+-1 / (1 - 2 q')`` with mean ``1{j_i = j}``, so its variance is ``v - 1`` inside and
+        ``v = 1 / (1 - 2 q')^2`` outside; the label sum is ``sum_i W_ij y~_i``
+        (:func:`~ldptree.mechanisms._variance.indicator_label_variance`). Independent of
+        ``n_cells``."""
+        check_int(n_cells, "n_cells", minimum=1)
+        m1, m2 = check_label_moments(label_mean, label_second_moment)
+        v = 1.0 / (1.0 - 2.0 * self.flip.flip_prob) ** 2
+        return indicator_label_variance(
+            v - 1.0, v, label_mean=m1, label_second_moment=m2, noise_variance=self.label_variance
+        )

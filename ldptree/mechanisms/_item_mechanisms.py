@@ -19,7 +19,7 @@ from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import debias_indicators
 from ldptree.mechanisms._labels import ClassLabels
 from ldptree.mechanisms._release import Release
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import CellVariance, ExactCellVariance
 from ldptree.protocols import CellEstimates
 
 __all__ = ["ItemCellLabel", "ItemPairs"]
@@ -54,6 +54,17 @@ class ItemCellLabel(GeometricLabel):
         """Per-holder variance bounds for ``n_cells`` cells (from the indicators' law)."""
         law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
         return self.indicator_cell_variance(law.offset, law.slope)
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: item ``j``'s indicator is Bernoulli with mean
+        ``offset + slope 1{j_i = j}``, times the independent geometric label
+        (:meth:`~ldptree.mechanisms._geometric_label.GeometricLabel.exact_indicator_variance`)."""
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        return self.exact_indicator_variance(
+            law.offset, law.slope, label_mean=label_mean, label_second_moment=label_second_moment
+        )
 
 
 class ItemPairs:

@@ -57,7 +57,13 @@ from ldptree.mechanisms._kit import (
     _to_n_classes,
 )
 from ldptree.mechanisms._noise import KaryResponse
-from ldptree.mechanisms._variance import CellVariance, indicator_variances
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_class_variance,
+    indicator_variances,
+)
 from ldptree.protocols import CellEstimates
 
 __all__ = [
@@ -73,6 +79,12 @@ def _debiased(noise: KaryResponse, counts: Any, n: int) -> Any:
     """``N^_v = (C_v - n o) / a`` for every value ``v`` (float64 NumPy on concrete counts,
     ``jax.numpy`` on traced ones: :mod:`ldptree._xp`)."""
     return (as_float(counts, namespace(counts)) - n * noise.offset) / noise.slope
+
+
+def _bernoulli_variance(noise: KaryResponse, p: float) -> float:
+    """``p (1 - p) / a^2``: the variance one holder adds to ``(B - E0) / a`` for a Bernoulli
+    ``B`` with ``P(B = 1) = p``."""
+    return p * (1.0 - p) / noise.slope**2
 
 
 def _block_variance(noise: KaryResponse, per_cell: int) -> float:
@@ -133,6 +145,20 @@ class KRRLaplaceMechanism(GeometricLabel, KitMechanism):
         """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
         noise = self.cell_noise(n_cells)
         return self.indicator_cell_variance(noise.offset, noise.slope)
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: the report of cell ``j`` is Bernoulli with mean
+        ``o + a 1{j_i = j}``, times the independent geometric label
+        (:meth:`~ldptree.mechanisms._geometric_label.GeometricLabel.exact_indicator_variance`)."""
+        noise = self.cell_noise(n_cells)
+        return self.exact_indicator_variance(
+            noise.offset,
+            noise.slope,
+            label_mean=label_mean,
+            label_second_moment=label_second_moment,
+        )
 
 
 class KRRPairReport(NamedTuple):
@@ -200,6 +226,31 @@ class KRRJointMechanism(KitMechanism):
             label_sum_outside=big**2 * outside / noise.slope**2,
         )
 
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances. The report ``R`` is the own pair with probability
+        ``o + a`` and any other with ``o``, so for ``f(R)`` of the report ``E f(R) = o sum f + a
+        f(own)``. With ``m = levels + 1`` values per cell, ``S1 = sum_t value(t)`` and
+        ``S2 = sum_t value(t)^2``: the block indicator of cell ``j`` is Bernoulli with
+        ``P = a 1{j_i = j} + m o`` (count ``P (1 - P) / a^2``), and
+        ``a s^_j``-contribution ``value(t_R) 1{R in j}`` (up to a constant) has mean
+        ``a 1{j_i = j} m1 + o S1`` and second moment ``a 1{j_i = j} m2 + o S2``, so the label
+        sum adds ``(a m2 + o S2 - (a m1 + o S1)^2) / a^2`` inside and
+        ``(o S2 - (o S1)^2) / a^2`` outside."""
+        m1, m2 = check_label_moments(label_mean, label_second_moment)
+        noise = self.pair_noise(n_cells)
+        o, a = noise.offset, noise.slope
+        values = self.labels().decode(np.arange(self.levels + 1))
+        s1, s2 = float(values.sum()), float((values**2).sum())
+        per_cell = self.levels + 1
+        return ExactCellVariance(
+            count_inside=_bernoulli_variance(noise, a + per_cell * o),
+            count_outside=_bernoulli_variance(noise, per_cell * o),
+            label_sum_inside=(a * m2 + o * s2 - (a * m1 + o * s1) ** 2) / a**2,
+            label_sum_outside=(o * s2 - (o * s1) ** 2) / a**2,
+        )
+
 
 @attrs.frozen
 class KRRCellClassMechanism(KitMechanism):
@@ -252,4 +303,18 @@ class KRRCellClassMechanism(KitMechanism):
             label_sum=noise.indicator_variance,
             count_outside=block * (1.0 - block) / noise.slope**2,
             label_sum_outside=indicator_variances(noise.offset, noise.slope)[1],
+        )
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: the block of cell ``j``'s ``K`` declared classes holds the
+        report with probability ``P = a 1{j_i = j} + K o`` (count ``P (1 - P) / a^2``, a holder
+        with an undeclared class counting as outside); ``V^_jk`` is one debiased indicator
+        (:func:`~ldptree.mechanisms._variance.indicator_class_variance`)."""
+        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
+        noise = self.pair_noise(n_cells)
+        o, a, k = noise.offset, noise.slope, self.n_classes
+        return indicator_class_variance(
+            _bernoulli_variance(noise, a + k * o), _bernoulli_variance(noise, k * o), o, a, share
         )

@@ -45,7 +45,7 @@ from ldptree._validation import check_int, to_epsilon
 from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._kit import NULL_LABEL, CellRelease, ClassLabels, KitMechanism, Release
 from ldptree.mechanisms._noise import Geometric
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import CellVariance, ExactCellVariance, check_label_moments
 from ldptree.protocols import CellEstimates
 
 __all__ = ["NULL_LABEL", "LaplaceCellClassMechanism", "LaplaceCellClassReport"]
@@ -136,6 +136,25 @@ class LaplaceCellClassMechanism(KitMechanism):
         check_int(n_cells, "n_cells", minimum=1)
         v = self.noise.variance(0)
         return CellVariance(count=v, label_sum=v)
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: a coordinate released as ``clamp(u + Z)`` adds the noise's
+        variance at input ``u`` (exact from the counts). ``c^_j`` reads ``u = 1`` for a holder of
+        cell ``j`` with a declared class, ``0`` otherwise; a class-``k`` coordinate (class 1 in
+        the binary form) reads ``u = Y``, ``Y`` the indicator of class ``k`` with mean
+        ``p = label_mean``: ``p var(1) + (1 - p) var(0) + p (1 - p)`` inside, ``var(0)`` outside.
+        Independent of ``n_cells``."""
+        check_int(n_cells, "n_cells", minimum=1)
+        p, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
+        zero, one = self.noise.variance(0), self.noise.variance(1)
+        return ExactCellVariance(
+            count_inside=one,
+            count_outside=zero,
+            label_sum_inside=p * one + (1.0 - p) * zero + p * (1.0 - p),
+            label_sum_outside=zero,
+        )
 
     def report_width(self, n_cells: int) -> int:
         """Numbers released per holder: ``L (1 + K)`` (``2 L`` when binary)."""

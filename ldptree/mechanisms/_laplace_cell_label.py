@@ -27,7 +27,7 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import to_epsilon, to_label_bound
+from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._kit import (
     CellRelease,
@@ -38,6 +38,7 @@ from ldptree.mechanisms._kit import (
     label_levels,
 )
 from ldptree.mechanisms._noise import Geometric
+from ldptree.mechanisms._variance import ExactCellVariance, check_label_moments
 from ldptree.protocols import CellEstimates
 
 __all__ = ["LaplaceCellLabelMechanism", "LaplaceCellLabelReport"]
@@ -119,3 +120,25 @@ class LaplaceCellLabelMechanism(KitMechanism):
     def count_variance(self) -> float:
         """Variance one holder adds to a debiased cell count (one coordinate's noise)."""
         return self.cell_noise.variance(0)
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances. ``c^_j`` reads ``U~_ij = 1{j_i = j} + Z``: the cell noise's
+        variance at input 1 inside, 0 outside. A holder's part of ``s^_j`` is
+        ``c U~_ij + step (V~_ij - m/2)``: inside ``V + c Z_U + step Z_V`` (``V = lo + step t``),
+        variance ``m2 - m1^2 + c^2 var_U(1) + step^2 var_V``; outside ``c Z_U + step Z_V`` at the
+        centre level, ``c^2 var_U(0) + step^2 var_V`` (``var_V`` the label noise's, the same for
+        every level up to the clamp's ``e^{-40}``-scale effect). Independent of ``n_cells``."""
+        check_int(n_cells, "n_cells", minimum=1)
+        m1, m2 = check_label_moments(label_mean, label_second_moment)
+        labels = self.labels()
+        zero, one = self.cell_noise.variance(0), self.cell_noise.variance(1)
+        label_noise = labels.step**2 * self.label_noise.variance(labels.levels // 2)
+        centre2 = labels.center**2
+        return ExactCellVariance(
+            count_inside=one,
+            count_outside=zero,
+            label_sum_inside=m2 - m1**2 + centre2 * one + label_noise,
+            label_sum_outside=centre2 * zero + label_noise,
+        )

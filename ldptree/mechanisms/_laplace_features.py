@@ -47,6 +47,7 @@ from ldptree.mechanisms._kit import RealLabels, encode_levels, label_levels
 from ldptree.mechanisms._noise import Geometric, sample_noise
 from ldptree.mechanisms._random import holder_words, key_words, unit_halfopen
 from ldptree.mechanisms._records import check_first_holder, check_records
+from ldptree.mechanisms._variance import ExactCellVariance, check_label_moments
 from ldptree.protocols import CellEstimates
 
 _INT32_LIMIT = 2**31 - 1
@@ -222,6 +223,25 @@ class LaplaceFeatureLabelMechanism:
         labels = self.labels
         return CellEstimates(
             count=count, label_sum=labels.bound[0] * count + labels.step * total, n=int(n)
+        )
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances on the one cell: ``c^ = n`` exactly (variance 0) and a
+        holder adds ``lo + step_Y code = V + step_Y Z`` to ``s^``, variance
+        ``m2 - m1^2 + step_Y^2 var_Z`` (``var_Z`` the label noise's, the same for every level up
+        to the clamp's ``e^{-40}``-scale effect). There are no outside holders (``0``)."""
+        if check_int(n_cells, "n_cells", minimum=1) != 1:
+            raise ValueError(f"n_cells must be 1 for {type(self).__name__}, got {n_cells}")
+        m1, m2 = check_label_moments(label_mean, label_second_moment)
+        labels = self.labels
+        noise = labels.step**2 * self.label_noise.variance(labels.levels // 2)
+        return ExactCellVariance(
+            count_inside=0.0,
+            count_outside=0.0,
+            label_sum_inside=m2 - m1**2 + noise,
+            label_sum_outside=0.0,
         )
 
     def decode_features(self, codes: Any) -> FloatArray:

@@ -36,7 +36,13 @@ from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
 from ldptree.mechanisms._kit import KitMechanism
 from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._local_hash import LocalHashRelease, _to_bits
-from ldptree.mechanisms._variance import CellVariance, indicator_variances
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_class_variance,
+    indicator_variances,
+)
 
 __all__ = [
     "OLHCellClassMechanism",
@@ -149,4 +155,19 @@ class OLHCellClassMechanism(ItemPairs, KitMechanism):
             label_sum=max(single_in, single_out),
             count_outside=outside,
             label_sum_outside=single_out,
+        )
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: the item indicators are pairwise uncorrelated, so
+        ``c^_j`` adds the sum of its ``K`` indicators' variances (the own one inside);
+        ``V^_jk`` is one debiased indicator
+        (:func:`~ldptree.mechanisms._variance.indicator_class_variance`)."""
+        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        single_in, single_out = indicator_variances(law.offset, law.slope)
+        k = self.n_classes
+        return indicator_class_variance(
+            single_in + (k - 1) * single_out, k * single_out, law.offset, law.slope, share
         )

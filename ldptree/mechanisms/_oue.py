@@ -57,7 +57,12 @@ from ldptree.mechanisms._kit import (
     debias_indicators,
 )
 from ldptree.mechanisms._noise import UnaryFlip, _check_precision
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_class_variance,
+)
 from ldptree.protocols import CellEstimates
 
 __all__ = [
@@ -123,6 +128,21 @@ class OUELaplaceMechanism(GeometricLabel, KitMechanism):
         """Per-holder variance bounds (module docstring; independent of ``n_cells``)."""
         check_int(n_cells, "n_cells", minimum=1)
         return self.indicator_cell_variance(self.unary.offset, self.unary.slope)
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: the own bit is kept with probability ``1/2``
+        (``1 / (4 a^2)``), another is set with ``q'`` (``q'(1 - q') / a^2``); the label sum adds
+        ``(v + 1)(m2 + v_n) - m1^2`` inside, ``v (m2 + v_n)`` outside (module docstring of
+        :mod:`~ldptree.mechanisms._geometric_label`); independent of ``n_cells``."""
+        check_int(n_cells, "n_cells", minimum=1)
+        return self.exact_indicator_variance(
+            self.unary.offset,
+            self.unary.slope,
+            label_mean=label_mean,
+            label_second_moment=label_second_moment,
+        )
 
 
 class OUECellClassReport(NamedTuple):
@@ -192,4 +212,24 @@ class OUECellClassMechanism(KitMechanism):
             label_sum=noise.indicator_variance,
             count_outside=k * off / noise.slope**2,
             label_sum_outside=off / noise.slope**2,
+        )
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances (the bits are independent): ``c^_j`` adds
+        ``(1/4 + (K - 1) q'(1 - q')) / a^2`` for a holder of cell ``j`` with a declared class and
+        ``K q'(1 - q') / a^2`` otherwise; ``V^_jk`` is one debiased bit
+        (:func:`~ldptree.mechanisms._variance.indicator_class_variance`, ``label_mean`` the
+        share of class ``k``)."""
+        check_int(n_cells, "n_cells", minimum=1)
+        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
+        noise, k = self.unary, self.n_classes
+        off = noise.flip_prob * (1.0 - noise.flip_prob)
+        return indicator_class_variance(
+            (0.25 + (k - 1) * off) / noise.slope**2,
+            k * off / noise.slope**2,
+            noise.offset,
+            noise.slope,
+            share,
         )

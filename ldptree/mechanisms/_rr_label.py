@@ -49,7 +49,13 @@ from ldptree.mechanisms._kit import (
     label_level,
 )
 from ldptree.mechanisms._noise import BitFlip
-from ldptree.mechanisms._variance import CellVariance, label_sum_variances
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_label_variance,
+    label_sum_variances,
+)
 from ldptree.protocols import CellEstimates
 
 LabelNoise = BitFlip | MatrixNoise
@@ -156,4 +162,35 @@ class RRLabelMechanism(SplitBudget, KitMechanism):
         inside, outside = label_sum_variances(v_c, v_c, big, v_y)
         return CellVariance(
             count=v_c, label_sum=inside, label_sum_outside=outside, label_variance=v_y
+        )
+
+    def label_noise_moments(self) -> tuple[float, float, float]:
+        """``(c0, c1, c2)`` with ``Var(y~ | V) = c0 + c1 V + c2 V^2`` at every level value ``V``
+        (label units, from the realised counts).
+
+        The bit flip's variance is the same at both levels (a constant); the discretised
+        piecewise law's window slides one output per level, so ``E[o | t]`` is affine and
+        ``E[o^2 | t]`` quadratic in ``t``: its variance is a quadratic in ``V``. The fit is
+        exact for the float law; the realised 64-bit counts move it by ``~1e-15``."""
+        labels = self.labels()
+        values = labels.decode(np.arange(labels.size))
+        step = self.label_affine[1]
+        var = np.array([step**2 * self.label_noise.variance(t) for t in range(labels.size)])
+        c2, c1, c0 = np.polyfit(values, var, deg=2) if labels.size > 2 else (0.0, 0.0, var.mean())
+        return float(c0), float(c1), float(c2)
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: ``W_ij`` has variance ``v_c`` inside and outside, and
+        ``s^_j = sum_i W_ij y~_i`` with ``E[Var(y~ | V)] = c0 + c1 m1 + c2 m2``
+        (:meth:`label_noise_moments`,
+        :func:`~ldptree.mechanisms._variance.indicator_label_variance`); independent of
+        ``n_cells``."""
+        check_int(n_cells, "n_cells", minimum=1)
+        m1, m2 = check_label_moments(label_mean, label_second_moment)
+        c0, c1, c2 = self.label_noise_moments()
+        v_c = self.count_variance
+        return indicator_label_variance(
+            v_c, v_c, label_mean=m1, label_second_moment=m2, noise_variance=c0 + c1 * m1 + c2 * m2
         )

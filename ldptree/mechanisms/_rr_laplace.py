@@ -50,7 +50,7 @@ from ldptree.mechanisms._kit import (
     cell_indicator,
 )
 from ldptree.mechanisms._noise import BitFlip
-from ldptree.mechanisms._variance import CellVariance
+from ldptree.mechanisms._variance import CellVariance, ExactCellVariance
 from ldptree.protocols import CellEstimates
 
 
@@ -162,3 +162,19 @@ class RRLaplaceMechanism(GeometricLabel, KitMechanism):
         """
         check_int(n_cells, "n_cells", minimum=1)
         return self.indicator_cell_variance(self.flips.offset, self.flips.slope)
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances (:class:`~ldptree.mechanisms.SupportsExactVariance`):
+        ``W_ij = (Z_ij - q') / (1 - 2 q')`` has variance ``v_c`` inside and outside (a flipped
+        bit's ``q'(1 - q')`` either way), so the count adds ``v_c`` and the label sum
+        ``(v_c + 1)(m2 + v_n) - m1^2`` inside, ``v_c (m2 + v_n)`` outside; independent of
+        ``n_cells``."""
+        check_int(n_cells, "n_cells", minimum=1)
+        return self.exact_indicator_variance(
+            self.flips.offset,
+            self.flips.slope,
+            label_mean=label_mean,
+            label_second_moment=label_second_moment,
+        )

@@ -37,7 +37,13 @@ from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
 from ldptree.mechanisms._kit import KitMechanism
 from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._subset import SubsetRelease, _to_size
-from ldptree.mechanisms._variance import CellVariance, indicator_variances
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_class_variance,
+    indicator_variances,
+)
 
 __all__ = [
     "SubsetCellClassMechanism",
@@ -149,4 +155,22 @@ class SubsetCellClassMechanism(ItemPairs, KitMechanism):
             label_sum=max(single_in, single_out),
             count_outside=outside / slope2,
             label_sum_outside=single_out,
+        )
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: ``c^_j`` from the exact pair probabilities of the subset
+        over cell ``j``'s ``K`` declared items, holding the own item or not
+        (:meth:`~ldptree.mechanisms._subset.SubsetLaw.block_variance`); ``V^_jk`` one debiased
+        indicator (:func:`~ldptree.mechanisms._variance.indicator_class_variance`)."""
+        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        k, slope2 = self.n_classes, law.slope**2
+        return indicator_class_variance(
+            law.block_variance(k, True) / slope2,
+            law.block_variance(k, False) / slope2,
+            law.offset,
+            law.slope,
+            share,
         )
