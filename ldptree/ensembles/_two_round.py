@@ -200,7 +200,8 @@ class _TwoRound(BaseEstimator):
         self, tree: Any, X: Any, y: Any, X_public: Any, y_public: Any
     ) -> tuple[PrivateRows, FloatArray | None, Any]:
         """The private rows and the checked public data, with the tree's label check."""
-        raise NotImplementedError
+        y = tree._check_fit_input(X, y)
+        return check_fit_rows(X, y, X_public, y_public, check_labels=tree._label_check)
 
     def _shared_public(self, tree: Any, yq: Any) -> dict[str, Any]:
         """Round 2's parameters fixed from the public sample (a label bound, classes)."""
@@ -410,11 +411,6 @@ class LPDTTwoRoundRegressor(RegressorMixin, _TwoRound):
     ) -> None:
         self._keep(locals())
 
-    def _rows(
-        self, tree: Any, X: Any, y: Any, X_public: Any, y_public: Any
-    ) -> tuple[PrivateRows, FloatArray | None, Any]:
-        return check_fit_rows(X, tree._check_fit_input(X, y), X_public, y_public)
-
     def _shared_public(self, tree: Any, yq: Any) -> dict[str, Any]:
         if tree.label_bound is not None:
             return {}
@@ -484,14 +480,6 @@ holder_split_, n_refine_, privacy_, privacy_ledger_, privacy_certificate_
         random_state: Any = None,
     ) -> None:
         self._keep(locals())
-
-    def _rows(
-        self, tree: Any, X: Any, y: Any, X_public: Any, y_public: Any
-    ) -> tuple[PrivateRows, FloatArray | None, Any]:
-        rows: tuple[PrivateRows, FloatArray | None, Any] = tree._private_input(
-            X, y, X_public, y_public
-        )
-        return rows
 
     def _template(self) -> Any:
         tree = super()._template()
