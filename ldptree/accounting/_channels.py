@@ -65,6 +65,20 @@ class Divergences:
     exact: bool
 
 
+def equal_gap_divergences(
+    inputs: Any, gap: float, witness: Callable[[int, int], tuple[int, ...]]
+) -> Divergences:
+    """Exact divergences of a channel whose every pair of distinct inputs is ``gap`` apart,
+    attained at ``witness(a, b)`` (the item channels: local hashing, k-subset selection)."""
+    items_ = [int(x) for x in inputs]
+    value: FloatArray = np.asarray(
+        [[0.0 if a == b else gap for b in items_] for a in items_], dtype=np.float64
+    )
+    return Divergences(
+        value=value, witness=tuple(tuple(witness(a, b) for b in items_) for a in items_), exact=True
+    )
+
+
 @runtime_checkable
 class Sampling(Protocol):
     """How a channel's *sampler* deviates from its declared law (floating-point realisation).

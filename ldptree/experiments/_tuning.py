@@ -99,9 +99,6 @@ class Tuning(Protocol):
     def describe(self, spec: MethodSpec, n_private: int) -> dict[str, Any]: ...
 
 
-GridChoice = Mapping[str, "str | Grid"]
-
-
 def _to_choice(value: Mapping[str, Any] | None) -> dict[str, str | Grid]:
     out = dict(value or {})
     for method, grid in out.items():

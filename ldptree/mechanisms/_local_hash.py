@@ -42,9 +42,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
-from ldptree.accounting._channels import Divergences
+from ldptree.accounting._channels import equal_gap_divergences
 from ldptree.accounting._law import RecordBlock
 from ldptree.mechanisms._exact import PRECISION_BITS
 from ldptree.mechanisms._labels import Labels
@@ -136,13 +135,7 @@ class LocalHashChannel:
         return (*masks, h_a if keep_first else h_b)
 
     def divergences(self, inputs: Any) -> Any:
-        items_ = [int(x) for x in inputs]
-        gap = self.noise.realised_epsilon
-        value: FloatArray = np.asarray(
-            [[0.0 if a == b else gap for b in items_] for a in items_], dtype=np.float64
-        )
-        witness = tuple(tuple(self._witness(a, b) for b in items_) for a in items_)
-        return Divergences(value=value, witness=witness, exact=True)
+        return equal_gap_divergences(inputs, self.noise.realised_epsilon, self._witness)
 
 
 def _to_bits(value: Any) -> int | None:

@@ -54,9 +54,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._buckets import bucket
-from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
-from ldptree.accounting._channels import Divergences
+from ldptree.accounting._channels import Divergences, equal_gap_divergences
 from ldptree.accounting._law import RecordBlock
 from ldptree.mechanisms._labels import Labels
 from ldptree.mechanisms._release import pad_rows, squeeze
@@ -255,13 +254,7 @@ class SubsetChannel:
         return tuple(sorted((a, *rest)))
 
     def divergences(self, inputs: Any) -> Divergences:
-        items_ = [int(x) for x in inputs]
-        gap = self.law.realised_epsilon
-        value: FloatArray = np.asarray(
-            [[0.0 if a == b else gap for b in items_] for a in items_], dtype=np.float64
-        )
-        witness = tuple(tuple(self._witness(a, b) for b in items_) for a in items_)
-        return Divergences(value=value, witness=witness, exact=True)
+        return equal_gap_divergences(inputs, self.law.realised_epsilon, self._witness)
 
     def log_prob(self, output: Any, value: Any) -> float:
         return self.law.log_prob(tuple(sorted(int(i) for i in output)), int(value))

@@ -37,10 +37,6 @@ CLASSIFIER_EXCLUSIONS: dict[str, str] = {
     ),
 }
 
-#: Estimators that refuse to fit without public data; the checks cannot pass it, so every
-#: check that fits fails with a ValueError that names the missing public data.
-NEEDS_PUBLIC_DATA = ("LPCTPrunedClassifier", "PGLMClassifier", "CTClassifier")
-
 
 def expected_failed_checks(estimator: Any) -> dict[str, str]:
     """``{check name: reason}`` of the scikit-learn checks ``estimator`` fails by design."""
