@@ -106,6 +106,16 @@ class TreeModel:
         return rows
 
 
+def axis_names(tree: TreeModel, feature_names: Any) -> tuple[str, ...]:
+    """The given ``feature_names`` (one per feature) or else the names ``tree`` was fitted with."""
+    names = tree.feature_names if feature_names is None else tuple(map(str, feature_names))
+    if len(names) != tree.n_features:
+        raise ValueError(
+            f"feature_names must have one name per feature ({tree.n_features}), got {len(names)}"
+        )
+    return names
+
+
 def check_consistent(model: TreeModel) -> None:
     """Every per-leaf array has one entry per leaf and the names, task and classes agree;
     ``ValueError`` naming the field otherwise (a loaded file is checked the same way)."""

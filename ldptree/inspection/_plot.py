@@ -19,7 +19,7 @@ import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray
 from ldptree.inspection._cells import node_bounds
-from ldptree.inspection._model import TreeModel, tree_model
+from ldptree.inspection._model import TreeModel, axis_names, tree_model
 
 
 def _axes(ax: Any) -> Any:
@@ -76,11 +76,7 @@ def plot_tree(
     names the model was fitted with, else ``x0, x1, ...``)."""
     tree = tree_model(model)
     chosen = _check_features(features, tree.n_features)
-    names = tree.feature_names if feature_names is None else tuple(map(str, feature_names))
-    if len(names) != tree.n_features:
-        raise ValueError(
-            f"feature_names must have one name per feature ({tree.n_features}), got {len(names)}"
-        )
+    names = axis_names(tree, feature_names)
     point = _slice_point(tree, at)
     others = [k for k in range(tree.n_features) if k not in chosen]
     where = " at " + ", ".join(f"{names[k]} = {point[k]:.4g}" for k in others) if others else ""

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ldptree.inspection._cells import CellView, tree_cells
-from ldptree.inspection._model import TreeModel, tree_model
+from ldptree.inspection._model import TreeModel, axis_names, tree_model
 
 
 def _number(value: float, decimals: int) -> str:
@@ -68,11 +68,7 @@ def export_text(
     ``x0, x1, ...``); ``decimals``: significant digits; ``privacy``: append the privacy summary.
     """
     tree = tree_model(model)
-    names = tree.feature_names if feature_names is None else tuple(map(str, feature_names))
-    if len(names) != tree.n_features:
-        raise ValueError(
-            f"feature_names must have one name per feature ({tree.n_features}), got {len(names)}"
-        )
+    names = axis_names(tree, feature_names)
     if not isinstance(decimals, int) or isinstance(decimals, bool) or decimals < 1:
         raise ValueError(f"decimals must be an integer >= 1, got {decimals!r}")
     cells = tree_cells(tree)

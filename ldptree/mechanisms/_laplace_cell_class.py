@@ -44,6 +44,7 @@ from ldptree._typing import FloatArray
 from ldptree._validation import check_int, to_epsilon
 from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._kit import NULL_LABEL, CellRelease, ClassLabels, KitMechanism, Release
+from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._noise import Geometric
 from ldptree.mechanisms._variance import CellVariance, ExactCellVariance, check_label_moments
 from ldptree.protocols import CellEstimates
@@ -57,10 +58,6 @@ class LaplaceCellClassReport(NamedTuple):
 
     cell: jax.Array
     label: jax.Array
-
-
-def _to_n_classes(value: Any) -> int:
-    return check_int(value, "n_classes", minimum=2)
 
 
 @attrs.frozen

@@ -48,7 +48,7 @@ from ldptree.mechanisms._kit import (
     debias_indicators,
     label_level,
 )
-from ldptree.mechanisms._noise import BitFlip
+from ldptree.mechanisms._noise import BitFlip, _check_precision
 from ldptree.mechanisms._variance import (
     CellVariance,
     ExactCellVariance,
@@ -61,11 +61,6 @@ from ldptree.protocols import CellEstimates
 LabelNoise = BitFlip | MatrixNoise
 
 
-def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value not in (None, 16, 32, 64):
-        raise ValueError(f"{attribute.name} must be None (automatic), 16, 32 or 64, got {value!r}")
-
-
 @attrs.frozen
 class RRLabelMechanism(SplitBudget, KitMechanism):
     """Cell bits + one label code through :meth:`label_noise` (module docstring). Subclasses
@@ -74,7 +69,7 @@ class RRLabelMechanism(SplitBudget, KitMechanism):
     epsilon: float = attrs.field(converter=to_epsilon)
     label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     label_name = "code"
 

@@ -49,7 +49,7 @@ from ldptree.mechanisms._kit import (
     Release,
     cell_indicator,
 )
-from ldptree.mechanisms._noise import BitFlip
+from ldptree.mechanisms._noise import BitFlip, _check_precision
 from ldptree.mechanisms._variance import CellVariance, ExactCellVariance
 from ldptree.protocols import CellEstimates
 
@@ -60,11 +60,6 @@ class RRLaplaceReport(NamedTuple):
 
     bits: jax.Array
     code: jax.Array
-
-
-def _check_bits(_: object, attribute: attrs.Attribute[int | None], value: int | None) -> None:
-    if value not in (None, 16, 32, 64):
-        raise ValueError(f"{attribute.name} must be None (automatic), 16, 32 or 64, got {value!r}")
 
 
 @attrs.frozen
@@ -88,7 +83,7 @@ class RRLaplaceMechanism(GeometricLabel, KitMechanism):
     epsilon: float = attrs.field(converter=to_epsilon)
     label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_bits)
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = RRLaplaceReport
 
