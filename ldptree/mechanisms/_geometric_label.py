@@ -33,6 +33,7 @@ import numpy as np
 
 from ldptree.mechanisms._kit import (
     Indicator,
+    KitMechanism,
     LabelRelease,
     RealLabels,
     debias_indicators,
@@ -53,12 +54,16 @@ from ldptree.protocols import CellEstimates
 __all__ = ["GeometricLabel", "SplitBudget"]
 
 
-class SplitBudget:
-    """Mixin for a mechanism with fields ``epsilon`` and ``budget_split``: ``rho eps`` for the
-    cell release, ``(1 - rho) eps`` for the label release."""
+class SplitBudget(KitMechanism):
+    """Base of a kit mechanism with fields ``epsilon`` and ``budget_split``: ``rho eps`` for the
+    cell release, ``(1 - rho) eps`` for the label release; its releases are checked when it is
+    constructed."""
 
     epsilon: float
     budget_split: float
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()  # fail at construction, naming what is wrong
 
     @property
     def cell_epsilon(self) -> float:

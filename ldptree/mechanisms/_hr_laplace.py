@@ -77,9 +77,6 @@ class HadamardLaplaceMechanism(GeometricLabel, KitMechanism):
 
     report_type = HadamardLaplaceReport
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
     @property
     def flip(self) -> BitFlip:
         """The randomized response on the Hadamard bit (budget ``rho eps``)."""

@@ -16,7 +16,7 @@ import numpy as np
 from ldptree._validation import check_int
 from ldptree._xp import namespace
 from ldptree.mechanisms._geometric_label import GeometricLabel
-from ldptree.mechanisms._kit import debias_indicators
+from ldptree.mechanisms._kit import KitMechanism, debias_indicators
 from ldptree.mechanisms._labels import ClassLabels
 from ldptree.mechanisms._release import Release
 from ldptree.mechanisms._variance import CellVariance, ExactCellVariance
@@ -67,13 +67,17 @@ class ItemCellLabel(GeometricLabel):
         )
 
 
-class ItemPairs:
+class ItemPairs(KitMechanism):
     """The pair ``(cell, class)`` as one item release ``"pairs"`` with the whole budget; an
-    undeclared class code is the extra item ``K`` of its cell, counted nowhere."""
+    undeclared class code is the extra item ``K`` of its cell, counted nowhere. Its releases are
+    checked when it is constructed."""
 
     epsilon: float
     n_classes: int
     item_kind: ClassVar[str]
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()  # fail at construction, naming what is wrong
 
     @property
     def pair_release(self) -> Any:

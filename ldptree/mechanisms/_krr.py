@@ -123,9 +123,6 @@ class KRRLaplaceMechanism(GeometricLabel, KitMechanism):
 
     report_type = KRRLaplaceReport
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
     def cell_noise(self, n_cells: int) -> KaryResponse:
         """The k-RR over ``n_cells`` cells (budget ``rho eps``)."""
         return KaryResponse(self.cell_epsilon, check_int(n_cells, "n_cells", minimum=1))

@@ -132,6 +132,8 @@ class BitFlip(Noise):
     epsilon: float = attrs.field(converter=to_epsilon)
     precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
+    _input_name = "a bit channel"  # what the channel's input check calls it
+
     def __attrs_post_init__(self) -> None:
         if _flip_threshold(self.epsilon, self.bits) >= 2 ** (self.bits - 1):
             raise ValueError(
@@ -188,7 +190,7 @@ class BitFlip(Noise):
     def channel(self) -> FiniteChannel:
         def log_probs(a: Any) -> FloatArray:
             if a not in (0, 1):
-                raise ValueError(f"a bit channel's input must be 0 or 1, got {a!r}")
+                raise ValueError(f"{self._input_name}'s input must be 0 or 1, got {a!r}")
             return self.log_probs(int(a))
 
         return FiniteChannel(
@@ -248,6 +250,8 @@ class UnaryFlip(BitFlip):
     for ``a = 1`` and ``q' (1 - q')`` for ``a = 0``.
     """
 
+    _input_name = "a unary bit"
+
     @property
     def keep_one(self) -> int:
         """``2^(bits - 1)``: an input 1 is released as 1 when the uniform integer is below it."""
@@ -265,16 +269,6 @@ class UnaryFlip(BitFlip):
         if a == 1:
             return (self.keep_one, self.keep_one)
         return (2**self.bits - self.threshold, self.threshold)
-
-    def channel(self) -> FiniteChannel:
-        def log_probs(a: Any) -> FloatArray:
-            if a not in (0, 1):
-                raise ValueError(f"a unary bit's input must be 0 or 1, got {a!r}")
-            return self.log_probs(int(a))
-
-        return FiniteChannel(
-            outputs=(0, 1), log_probs=log_probs, counts=self.counts, total=2**self.bits
-        )
 
     def mean(self, a: int) -> float:
         return self.offset + self.slope * a
@@ -396,18 +390,16 @@ class Geometric(Noise):
         return _log_probs(self, int(a))
 
     def channel(self) -> FiniteChannel:
-        def log_probs(a: Any) -> FloatArray:
+        def checked(a: Any) -> int:
             if a not in range(self.span + 1):
                 raise ValueError(f"a geometric input must be an integer in [0, {self.span}]")
-            return self.log_probs(int(a))
-
-        def counts(a: Any) -> tuple[int, ...]:
-            if a not in range(self.span + 1):
-                raise ValueError(f"a geometric input must be an integer in [0, {self.span}]")
-            return self.counts(int(a))
+            return int(a)
 
         return FiniteChannel(
-            outputs=self.outputs, log_probs=log_probs, counts=counts, total=1 << PRECISION_BITS
+            outputs=self.outputs,
+            log_probs=lambda a: self.log_probs(checked(a)),
+            counts=lambda a: self.counts(checked(a)),
+            total=1 << PRECISION_BITS,
         )
 
     def mean(self, a: int) -> float:

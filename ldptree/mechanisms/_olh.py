@@ -84,9 +84,6 @@ class OLHLaplaceMechanism(ItemCellLabel, KitMechanism):
 
     report_type = OLHLaplaceReport
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
     @property
     def cell_release(self) -> LocalHashRelease:
         """The hashed cell (budget ``rho eps``)."""
@@ -124,9 +121,6 @@ class OLHCellClassMechanism(ItemPairs, KitMechanism):
     hash_bits: int | None = attrs.field(default=None, converter=_to_bits)
 
     report_type = OLHCellClassReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
 
     @property
     def pair_release(self) -> LocalHashRelease:

@@ -105,9 +105,6 @@ class OUELaplaceMechanism(GeometricLabel, KitMechanism):
 
     report_type = OUELaplaceReport
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
     @property
     def unary(self) -> UnaryFlip:
         """The OUE bit noise (budget ``rho eps`` for the pair of coordinates a move changes)."""

@@ -73,9 +73,6 @@ class RRLabelMechanism(SplitBudget, KitMechanism):
 
     label_name = "code"
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()  # fail at construction, naming what is wrong
-
     # -- to implement ----------------------------------------------------------------------------
     def labels(self) -> RealLabels:
         raise NotImplementedError

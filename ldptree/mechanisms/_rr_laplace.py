@@ -87,9 +87,6 @@ class RRLaplaceMechanism(GeometricLabel, KitMechanism):
 
     report_type = RRLaplaceReport
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()  # fail at construction, naming what is wrong
-
     # -- the kit's declarations ----------------------------------------------------------------
     @property
     def flips(self) -> BitFlip:

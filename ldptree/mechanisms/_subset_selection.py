@@ -85,9 +85,6 @@ class SubsetLaplaceMechanism(ItemCellLabel, KitMechanism):
 
     report_type = SubsetLaplaceReport
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
     @property
     def cell_release(self) -> SubsetRelease:
         """The subset of cells (budget ``rho eps``)."""
@@ -125,9 +122,6 @@ class SubsetCellClassMechanism(ItemPairs, KitMechanism):
     subset_size: int | None = attrs.field(default=None, converter=_to_size)
 
     report_type = SubsetCellClassReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
 
     @property
     def pair_release(self) -> SubsetRelease:
