@@ -196,13 +196,7 @@ class LocalHashRelease(ItemRelease):
         return (noise.constants(), mask, pad_rows(self.item_table(labels.size)))
 
     def block(self, n_cells: int, labels: Labels) -> RecordBlock:
-        table = self.item_table(labels.size)
-        w = self.width
-
-        def inputs(cell: int, label: Any) -> tuple[int, ...]:
-            return (int(cell) * w + int(table[labels.index(label), 0]),)
-
-        return RecordBlock(self.name, self.channel(n_cells), inputs=inputs)
+        return self.item_block(self.channel(n_cells), labels)
 
     def assemble(self, outputs: list[Any], n_cells: int) -> np.ndarray[Any, Any]:
         (report,) = outputs

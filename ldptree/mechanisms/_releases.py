@@ -25,7 +25,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._validation import to_epsilon
-from ldptree.accounting._law import CellBlock, IndexBlock, LabelBlock
+from ldptree.accounting._law import CellBlock, IndexBlock, LabelBlock, RecordBlock
 from ldptree.mechanisms._channel import MatrixNoise
 from ldptree.mechanisms._exact import PRECISION_BITS
 from ldptree.mechanisms._labels import Labels
@@ -350,6 +350,16 @@ class ItemRelease(CellShaped):
     def item(self, cell: int, t: int, labels: Labels) -> int:
         """The item of the record ``(cell, level t)``."""
         return int(cell) * self.width + int(self.item_table(labels.size)[t, 0])
+
+    def item_block(self, channel: Any, labels: Labels) -> RecordBlock:
+        """The accountant's block: ``channel`` on each record's item."""
+        table = self.item_table(labels.size)
+        w = self.width
+
+        def inputs(cell: int, label: Any) -> tuple[int, ...]:
+            return (int(cell) * w + int(table[labels.index(label), 0]),)
+
+        return RecordBlock(self.name, channel, inputs=inputs)
 
     def check(self, labels: Labels) -> None:
         table = self.item_table(labels.size)

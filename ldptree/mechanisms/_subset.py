@@ -297,13 +297,7 @@ class SubsetRelease(ItemRelease):
         )
 
     def block(self, n_cells: int, labels: Labels) -> RecordBlock:
-        table = self.item_table(labels.size)
-        w = self.width
-
-        def inputs(cell: int, label: Any) -> tuple[int, ...]:
-            return (int(cell) * w + int(table[labels.index(label), 0]),)
-
-        return RecordBlock(self.name, SubsetChannel(self.law(n_cells)), inputs=inputs)
+        return self.item_block(SubsetChannel(self.law(n_cells)), labels)
 
     def assemble(self, outputs: list[Any], n_cells: int) -> np.ndarray[Any, Any]:
         (members,) = outputs
