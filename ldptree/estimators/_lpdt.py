@@ -276,11 +276,27 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         )
 
     def _mechanism(
-        self, epsilon: float, bound: tuple[float, float], n_cells: int, *, paper: bool = False
+        self,
+        epsilon: float,
+        bound: tuple[float, float],
+        n_cells: int,
+        *,
+        paper: bool = False,
+        public_labels: Any = None,
+        public_cells: Any = None,
     ) -> tuple[Mechanism, MechanismChoice | None]:
-        """The mechanism for ``n_cells`` cells (``paper``: the papers' in place of ``"auto"``)."""
+        """The mechanism for ``n_cells`` cells (``paper``: the papers' in place of ``"auto"``;
+        ``public_labels`` / ``public_cells``: ``"auto"`` ranks by exact variances at them)."""
         name = "paper" if paper and is_named(self.mechanism) else self.mechanism
-        return regression_mechanism(name, epsilon, bound, n_cells, self.budget_split)
+        return regression_mechanism(
+            name,
+            epsilon,
+            bound,
+            n_cells,
+            self.budget_split,
+            public_labels=public_labels,
+            public_cells=public_cells,
+        )
 
     # -- estimator API --------------------------------------------------------------------------
     @keeps_state_on_error
@@ -384,7 +400,10 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         scaler = fit_scaler(Xq, d, settings.margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
-        mechanism, choice = self._mechanism(epsilon, bound, partition.n_leaves)
+        public_cells = None if yq is None else np.asarray(partition.cells(Xq_scaled))
+        mechanism, choice = self._mechanism(
+            epsilon, bound, partition.n_leaves, public_labels=yq, public_cells=public_cells
+        )
         charge = certified_spend(
             mechanism,
             n_cells=partition.n_leaves,
