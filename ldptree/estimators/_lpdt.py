@@ -80,6 +80,7 @@ from ldptree.estimators._readout import (
     holder_variance,
     shrinkage_strength,
 )
+from ldptree.estimators._shrunk_choice import shrunk_choice
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
@@ -404,6 +405,12 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         mechanism, choice = self._mechanism(
             epsilon, bound, partition.n_leaves, public_labels=yq, public_cells=public_cells
         )
+        shrinks = user_readout is None and self.readout != "ratio"
+        if choice is not None and choice.basis == "exact" and n is not None and shrinks:
+            choice = _shrunk_choice(
+                choice, settings, bound, n, yq, public_cells, partition.n_leaves
+            )
+            mechanism = choice.mechanism
         charge = certified_spend(
             mechanism,
             n_cells=partition.n_leaves,
@@ -511,6 +518,41 @@ def _auto_ratio(mechanism: Mechanism, n: int, n_cells: int) -> float:
             "neither: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
+
+
+def _shrunk_choice(
+    choice: MechanismChoice,
+    settings: _Settings,
+    bound: tuple[float, float],
+    n: int,
+    yq: Any,
+    cells: Any,
+    n_cells: int,
+) -> MechanismChoice:
+    """``"auto"`` re-ranked by the shrinkage read-out's predicted error for ``n`` holders
+    (:mod:`ldptree.estimators._shrunk_choice`), with each candidate's own strength ``a`` and
+    fallback threshold: public quantities only."""
+
+    def strength(mechanism: Mechanism) -> float:
+        a = shrinkage_strength(mechanism, n_cells, n, bound)
+        return math.inf if a is None else a
+
+    def floor(mechanism: Mechanism) -> float:
+        if settings.auto_ratio:
+            return n * _auto_ratio(mechanism, n, n_cells)
+        return n * settings.min_ratio
+
+    return shrunk_choice(
+        choice,
+        n_cells=n_cells,
+        epsilon=settings.epsilon,
+        bound=bound,
+        n=n,
+        public_labels=yq,
+        public_cells=cells,
+        strength=strength,
+        floor=floor,
+    )
 
 
 def _public_cells(

@@ -136,25 +136,25 @@ def choose_regression_mechanism(
         best = _regression_table(n_cells, eps, bound[1] - bound[0], split)
         basis = "bound"
     else:
-        residuals, centred, centre = _public_moments_inputs(
-            public_labels, public_cells, n_cells, bound
-        )
+        residuals, centred, centre = public_residuals(public_labels, public_cells, n_cells, bound)
         shifted = (bound[0] - centre, bound[1] - centre)
         best = _exact_table(n_cells, eps, shifted, split, residuals, centred)
         basis = "exact"
     name, rho, predicted = best[0]
-    mechanism = _candidate(name, rho, epsilon, bound)
+    mechanism = rebuilt_candidate(name, rho, epsilon, bound)
     return MechanismChoice(name, mechanism, rho, predicted, best, basis)
 
 
-def _candidate(name: str, rho: float | None, epsilon: float, bound: tuple[float, float]) -> Any:
+def rebuilt_candidate(
+    name: str, rho: float | None, epsilon: float, bound: tuple[float, float]
+) -> Any:
     if name.startswith("krr-joint/"):
         levels = int(name.split("/")[1])
         return KRRJointMechanism(epsilon=epsilon, label_bound=bound, levels=levels)
     return REGRESSION_FAMILIES[name](epsilon=epsilon, label_bound=bound, budget_split=rho)
 
 
-def _public_moments_inputs(
+def public_residuals(
     labels: Any, cells: Any, n_cells: int, bound: tuple[float, float]
 ) -> tuple[np.ndarray, np.ndarray, float]:
     """``(residuals, centred, c)``: the public labels clipped to the bound, minus their leaf
@@ -239,7 +239,7 @@ def _exact_table(
     table = _regression_table(n_cells, epsilon, shifted[1] - shifted[0], split)
     rows: list[Row] = []
     for name, rho, _ in table:
-        mechanism = _candidate(name, rho, epsilon, shifted)
+        mechanism = rebuilt_candidate(name, rho, epsilon, shifted)
         if not isinstance(mechanism, SupportsExactVariance):  # pragma: no cover - built-ins do
             return table
         rows.append((name, rho, exact_error(mechanism, n_cells, residuals, centred)))

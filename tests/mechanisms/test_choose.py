@@ -19,9 +19,9 @@ from ldptree.mechanisms._choose import (
     CLASS_FAMILIES,
     JOINT_LEVELS,
     REGRESSION_FAMILIES,
-    _candidate,
-    _public_moments_inputs,
     exact_error,
+    public_residuals,
+    rebuilt_candidate,
 )
 
 
@@ -142,10 +142,10 @@ def test_public_labels_rank_the_bound_tables_candidates_by_exact_variance() -> N
     assert errors == sorted(errors) and exact.predicted == errors[0]
     assert exact.mechanism.label_bound == (-1.0, 1.0)
     # each entry is exact_error of the candidate with its bound shifted by the public mean
-    residuals, centred, centre = _public_moments_inputs(labels, cells, 16, (-1.0, 1.0))
+    residuals, centred, centre = public_residuals(labels, cells, 16, (-1.0, 1.0))
     shifted = (-1.0 - centre, 1.0 - centre)
     for name, split, error in exact.candidates:
-        mech = _candidate(name, split, 2.0, shifted)
+        mech = rebuilt_candidate(name, split, 2.0, shifted)
         assert error == exact_error(mech, 16, residuals, centred)
     # the exact error never exceeds the bound's (the bound is a worst case over labels)
     by_name = {n: e for n, _, e in bound.candidates}
@@ -204,7 +204,7 @@ def test_the_exact_prediction_orders_the_realised_errors() -> None:
     cells, labels = jnp.asarray(cells_np, jnp.int32), jnp.asarray(y, jnp.float32)
     realised = []
     for name, split, predicted in rows:
-        mech = _candidate(name, split, eps, (-1.0, 1.0))
+        mech = rebuilt_candidate(name, split, eps, (-1.0, 1.0))
         realised.append(_cell_mean_mse(mech, cells, labels, truth, n_cells, 1, runs=200))
         assert 0.5 < predicted / y.size / realised[-1] < 2.0, name
     assert realised == sorted(realised)
