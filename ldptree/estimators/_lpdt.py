@@ -140,9 +140,11 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
     mechanism:
         ``"auto"`` (default; ``None`` too): once the partition is grown, the library mechanism
         and split with the smallest predicted error of a cell mean for its ``L`` cells, ``eps``
-        and the label bound (public inputs: no privacy cost;
-        :func:`~ldptree.mechanisms.choose_regression_mechanism`), reported in
-        ``mechanism_choice_``. ``"paper"``: the LPDT paper's randomized response on the
+        and the label bound: the exact variances at the public labels' moments, and under the
+        shrinkage read-out (named, ``"auto"`` or a :class:`ShrinkReadOut`) with ``n`` known
+        that read-out's error averaged over the count noise (public inputs: no privacy cost;
+        :func:`~ldptree.mechanisms.choose_regression_mechanism`,
+        :mod:`ldptree.estimators._shrunk_choice`), reported in ``mechanism_choice_``. ``"paper"``: the LPDT paper's randomized response on the
         one-hot cell + a Laplace-type label (:class:`~ldptree.mechanisms.RRLaplaceMechanism`).
         Or a :class:`~ldptree.protocols.Mechanism` whose ``epsilon`` equals ``epsilon`` and which
         privatizes ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the
@@ -405,7 +407,11 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         mechanism, choice = self._mechanism(
             epsilon, bound, partition.n_leaves, public_labels=yq, public_cells=public_cells
         )
-        shrinks = user_readout is None and self.readout != "ratio"
+        # the shrinkage runs: named (or "auto", which every candidate resolves to it), or the
+        # built-in ShrinkReadOut passed as an object
+        shrinks = (user_readout is None and self.readout != "ratio") or isinstance(
+            user_readout, ShrinkReadOut
+        )
         if choice is not None and choice.basis == "exact" and n is not None and shrinks:
             choice = _shrunk_choice(
                 choice, settings, bound, n, yq, public_cells, partition.n_leaves
@@ -538,6 +544,8 @@ def _shrunk_choice(
         return math.inf if a is None else a
 
     def floor(mechanism: Mechanism) -> float:
+        if isinstance(settings.user_readout, ShrinkReadOut):
+            return n * settings.user_readout.min_ratio
         if settings.auto_ratio:
             return n * _auto_ratio(mechanism, n, n_cells)
         return n * settings.min_ratio
