@@ -144,7 +144,8 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
         shrinkage read-out (named, ``"auto"`` or a :class:`ShrinkReadOut`) with ``n`` known
         that read-out's error averaged over the count noise (public inputs: no privacy cost;
         :func:`~ldptree.mechanisms.choose_regression_mechanism`,
-        :mod:`ldptree.estimators._shrunk_choice`), reported in ``mechanism_choice_``. ``"paper"``: the LPDT paper's randomized response on the
+        :mod:`ldptree.estimators._shrunk_choice`), reported in ``mechanism_choice_``.
+        ``"paper"``: the LPDT paper's randomized response on the
         one-hot cell + a Laplace-type label (:class:`~ldptree.mechanisms.RRLaplaceMechanism`).
         Or a :class:`~ldptree.protocols.Mechanism` whose ``epsilon`` equals ``epsilon`` and which
         privatizes ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the
