@@ -61,7 +61,12 @@ from ldptree.baselines import (
 )
 from ldptree.cli import main as cli_main
 from ldptree.datasets import load_dataset, read_manifest
-from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor
+from ldptree.ensembles import (
+    LPCTForestClassifier,
+    LPCTTwoRoundClassifier,
+    LPDTForestRegressor,
+    LPDTTwoRoundRegressor,
+)
 from ldptree.estimators import UnknownClassWarning
 from ldptree.experiments import load_config
 from ldptree.mechanisms import (
@@ -881,6 +886,16 @@ REFIT_CASES: list[tuple[str, Callable[[], Any], bool]] = [  # (name, estimator, 
     (
         "lpct-forest",
         lambda: LPCTForestClassifier(lpct(max_depth=2), n_trees=2, random_state=0),
+        True,
+    ),
+    (
+        "lpdt-two-round",
+        lambda: LPDTTwoRoundRegressor(lpdt(max_depth=2), random_state=0),
+        False,
+    ),
+    (
+        "lpct-two-round",
+        lambda: LPCTTwoRoundClassifier(lpct(max_depth=2), random_state=0),
         True,
     ),
     ("deconv", lambda: DECONVRegressor(label_bound=1.0, random_state=0), False),

@@ -41,6 +41,7 @@ SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     "mechanism_comparison.py": (r"^\| concrete \| 2 \| oracle \|", frozenset({"data"})),
     "private_tuning_seeds.py": (r"^\| LPDT-M \| \d+ \| [\d.]+ \(\d+-\d+\) \|", frozenset({"data"})),
     "profile_lpdt.py": (r"^sum of stages +[\d.]+$", frozenset()),
+    "two_round_comparison.py": (r"^\| concrete \| 2 \| [\d.]+ ± ", frozenset({"data"})),
 }
 
 

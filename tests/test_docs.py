@@ -14,6 +14,7 @@ import os
 import re
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,7 +49,30 @@ def test_pages_with_code_are_found() -> None:
     assert sum(must_be_quiet(p) for p in PAGES_WITH_CODE) >= 9  # README and 8 tutorials
 
 
-@pytest.mark.parametrize("page", PAGES_WITH_CODE, ids=lambda p: str(p.relative_to(ROOT)))
+#: Pages whose code fits and audits many estimators (each tens of seconds on a fresh clone, where
+#: every kernel shape compiles): with the tutorials, they run in the slow group.
+LONG_PAGES = {
+    "writing-mechanisms.md",
+    "privacy.md",
+    "sklearn.md",
+    "distributed.md",
+    "mechanisms.md",
+}
+
+
+def _page_param(page: Path) -> Any:
+    long = page.parent.name == "tutorials" or page.name in LONG_PAGES
+    return pytest.param(
+        page, id=str(page.relative_to(ROOT)), marks=pytest.mark.slow if long else ()
+    )
+
+
+def test_long_pages_exist() -> None:
+    names = {p.name for p in PAGES_WITH_CODE}
+    assert names >= LONG_PAGES, f"stale entries in LONG_PAGES: {sorted(LONG_PAGES - names)}"
+
+
+@pytest.mark.parametrize("page", [_page_param(p) for p in PAGES_WITH_CODE])
 def test_page_code_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MPLBACKEND", "Agg")

@@ -168,6 +168,7 @@ def _run(env: dict[str, str], tmp_path: Path) -> list[str]:
     return done.stdout.split()
 
 
+@pytest.mark.slow
 def test_predictions_are_identical_with_the_cache_cold_warm_and_off(tmp_path: Path) -> None:
     folder = tmp_path / "kernel-cache"
     cold = _run({ENV_VAR: str(folder)}, tmp_path)

@@ -22,6 +22,7 @@ SUBPACKAGES = [
 ]
 
 
+@pytest.mark.slow
 def test_subpackages_reachable_after_import_ldptree() -> None:
     code = "import ldptree\n" + "\n".join(
         f"assert ldptree.{name}.__name__ == 'ldptree.{name}'" for name in SUBPACKAGES

@@ -18,33 +18,27 @@ the regressors then clip every cell value into the label bound (``clip_predictio
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 
 from ldptree._typing import FloatArray
-from ldptree._validation import (
-    as_key,
-    check_bool,
-    check_epsilon,
-    check_int,
-    check_real,
-    check_vector,
-)
+from ldptree._validation import as_key, check_bool, check_epsilon, check_int, check_real
 from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.baselines._grid import MAX_CELLS, GridPartitioner, check_grid_size
 from ldptree.estimators import (
     BaseEstimator,
     ClassifierMixin,
+    FitPlan,
+    Planned,
     RegressorMixin,
     check_class_labels,
     check_components,
-    check_fit_data,
     check_mechanism,
     clip_to_bound,
     encode_labels,
     fit_scaler,
-    keeps_state_on_error,
     private_class_counts,
     ratio_with_fallback,
     resolve_classes,
@@ -54,30 +48,22 @@ from ldptree.estimators import (
 )
 from ldptree.mechanisms import LaplaceCellClassMechanism, LaplaceCellLabelMechanism
 from ldptree.protocols import AggregatorFactory, CellEstimates, Mechanism, ReportT, StatsT
-from ldptree.rounds import (
-    PrivateRows,
-    Round,
-    certified_spend,
-    charged_ledger,
-    chunk_rows,
-    release_key,
-    run,
-)
+from ldptree.rounds import Round, certified_spend, charged_ledger, chunk_rows, release_key
 
 _REPORT_NUMBERS = 2**24  # holders per chunk x cells: bounds the report batch in memory
 
 
-class _Histogram(BaseEstimator):
-    """Shared fit: grid, mechanism, one private round, then ``_readout`` (subclasses)."""
+class _Histogram(Planned, BaseEstimator):
+    """Shared fit (:class:`~ldptree.estimators.Planned`): grid, mechanism, one private round,
+    then the subclass's read-out. Subclasses give ``_readout_settings()`` (checked first),
+    ``_public(epsilon, y_public)`` (the default mechanism, the label conversion, the label bound
+    and the classes, from public data) and ``_finish(estimates, readout_settings)``."""
 
     #: The estimator's name in :data:`~ldptree.estimators._fits.ESTIMATOR_NEEDS`.
     _kind: str
 
-    def _round(
-        self, X: Any, y: Any, X_public: Any, y_public: Any, check_labels: Any
-    ) -> tuple[Any, Any, Any]:
-        """Validate, build the grid (memory guard first), return ``(y, y_public, private round)``
-        where the round is a function of the mechanism and the encoded private labels."""
+    def _settings(self) -> tuple[Any, AggregatorFactory, float, int, int]:
+        readout = self._readout_settings()
         if isinstance(self.mechanism, str):  # no variance-aware choice for the histograms
             raise ValueError(
                 f"{self._kind} takes mechanism=None (the papers' Laplace release) or a "
@@ -93,10 +79,11 @@ class _Histogram(BaseEstimator):
         epsilon = check_epsilon(self.epsilon, "epsilon")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         max_cells = check_int(self.max_cells, "max_cells", minimum=1)
-        y = self._check_fit_input(X, y)
-        X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public, check_labels=check_labels)
-        d = X_arr.shape[1]
-        n_cells = check_grid_size(self.num_cell, d, max_cells)
+        return readout, aggregator, epsilon, chunk, max_cells
+
+    def _plan(self, settings: Any, Xq: Any, yq: Any, d: int, n: int | None) -> FitPlan[Any]:
+        readout, aggregator, epsilon, chunk, max_cells = settings
+        n_cells = check_grid_size(self.num_cell, d, max_cells)  # the memory guard first
         scaler = fit_scaler(Xq, d, 0.0)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = GridPartitioner(self.num_cell, max_cells).fit(Xq_scaled)
@@ -105,40 +92,62 @@ class _Histogram(BaseEstimator):
         chunk = chunk_rows(
             chunk, numbers=n_cells, budget=_REPORT_NUMBERS, cap=True, simulated=simulated
         )
+        default, labels, bound, classes = self._public(epsilon, yq)
+        # the user's mechanism, else the default; certified for this grid (and charged) before
+        # any private row is privatized
+        mechanism = default if self.mechanism is None else check_mechanism(self.mechanism, epsilon)
+        charge = certified_spend(mechanism, n_cells=partition.n_leaves, label_bound=bound)
+        ledger = charged_ledger(self.privacy_budget, charge)
+        ledger = ledger.post_process("aggregation and truncated read-out")
+        round_ = Round(
+            partition=partition,
+            mechanism=mechanism,
+            key=release_key(as_key(self.random_state), mechanism, partition),
+            aggregator=aggregator,
+            scaler=scaler,
+            labels=labels,
+            chunk_size=chunk,
+        )
 
-        def collect(
-            default: Mechanism,
-            labels: np.ndarray[Any, Any],
-            label_bound: tuple[float, float] | None,
-        ) -> CellEstimates:
-            # the user's mechanism, else the default; certified for this grid (and charged)
-            # before any private row is privatized
-            mechanism = (
-                default if self.mechanism is None else check_mechanism(self.mechanism, epsilon)
-            )
-            charge = certified_spend(mechanism, n_cells=partition.n_leaves, label_bound=label_bound)
-            ledger = charged_ledger(self.privacy_budget, charge)
-            round_ = Round(
-                partition=partition,
-                mechanism=mechanism,
-                key=release_key(as_key(self.random_state), mechanism, partition),
-                aggregator=aggregator,
-                scaler=scaler,
-                chunk_size=chunk,
-            )
-            estimates = run([round_], PrivateRows.of(X_arr, labels))[0].estimates
-            self.privacy_ledger_ = ledger.post_process("aggregation and truncated read-out")
+        def finish(estimates: CellEstimates | None) -> Any:
+            assert estimates is not None  # a histogram fit always has a round
+            self.n_features_in_ = d
+            self.scaler_ = scaler
+            self.partition_ = partition
+            self.epsilon_ = epsilon
+            self.privacy_ledger_ = ledger
             self.privacy_ = ledger.total
             self.privacy_certificate_ = charge.certificate
             self.mechanism_ = mechanism
             self.estimates_ = estimates
-            return estimates
+            if classes is not None:
+                self.classes_ = classes
+            else:
+                self.label_bound_ = bound
+            self._finish(estimates, readout)
+            return self
 
-        self.n_features_in_ = X_arr.shape[1]
-        self.scaler_ = scaler
-        self.partition_ = partition
-        self.epsilon_ = epsilon
-        return y_arr, yq, collect
+        return FitPlan(
+            partition=partition,
+            scaler=scaler,
+            mechanism=mechanism,
+            choice=None,
+            round=round_,
+            certificate=charge.certificate,
+            ledger=ledger,
+            n_holders=n,
+            finish=finish,
+            classes=classes,
+        )
+
+    def _readout_settings(self) -> Any:
+        raise NotImplementedError
+
+    def _public(self, epsilon: float, yq: Any) -> tuple[Mechanism, Any, Any, Any]:
+        raise NotImplementedError
+
+    def _finish(self, estimates: CellEstimates, readout: Any) -> None:
+        raise NotImplementedError
 
     def _cells(self, X: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
         self._check_fitted("leaf_values_", X)
@@ -150,21 +159,20 @@ class _HistogramRegressor(RegressorMixin, _Histogram):
     truncation: float
     clip_predictions: bool
 
-    @keeps_state_on_error
-    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> Any:
-        """Privatize ``(X, y)`` through the grid and read out truncated cell means."""
+    def _readout_settings(self) -> tuple[float, bool]:
         t = check_real(self.truncation, "truncation")
         if not 0.0 <= t < 1.0:
             raise ValueError(f"truncation must be in [0, 1), got {t}")
-        clip = check_bool(self.clip_predictions, "clip_predictions")
-        y_arr, yq, collect = self._round(X, y, X_public, y_public, check_vector)
+        return t, check_bool(self.clip_predictions, "clip_predictions")
+
+    def _public(self, epsilon: float, yq: Any) -> tuple[Mechanism, Any, Any, Any]:
         bound = resolve_label_bound(self.label_bound, yq)
-        default = LaplaceCellLabelMechanism(epsilon=self.epsilon_, label_bound=bound)
-        estimates = collect(default, y_arr, bound)
-        self.label_bound_ = bound
+        return LaplaceCellLabelMechanism(epsilon=epsilon, label_bound=bound), None, bound, None
+
+    def _finish(self, estimates: CellEstimates, readout: tuple[float, bool]) -> None:
+        t, clip = readout
         values, self.truncated_ = self._readout(estimates, t)
-        self.leaf_values_ = clip_to_bound(values, bound) if clip else values
-        return self
+        self.leaf_values_ = clip_to_bound(values, self.label_bound_) if clip else values
 
     def _readout(self, estimates: CellEstimates, t: float) -> tuple[FloatArray, np.ndarray]:
         raise NotImplementedError
@@ -318,30 +326,28 @@ class PHISTClassifier(ClassifierMixin, _Histogram):
     ) -> None:
         self._keep(locals())
 
-    @keeps_state_on_error
-    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> PHISTClassifier:
-        """Privatize ``(X, y)`` through the grid and read out truncated class-1 frequencies."""
-        floor = check_real(self.min_samples_cell, "min_samples_cell")
-        y_raw, yq, collect = self._round(X, y, X_public, y_public, check_class_labels)
+    _label_check = staticmethod(check_class_labels)
+
+    def _readout_settings(self) -> float:
+        return check_real(self.min_samples_cell, "min_samples_cell")
+
+    def _public(self, epsilon: float, yq: Any) -> tuple[Mechanism, Any, Any, Any]:
         classes = resolve_classes(self.classes, yq)
         if classes.shape[0] != 2:
             raise ValueError(
                 f"PHISTClassifier is binary, but there are {classes.shape[0]} classes (from "
                 "y_public/classes)"
             )
-        estimates = collect(
-            LaplaceCellClassMechanism(epsilon=self.epsilon_, n_classes=2),
-            encode_labels(y_raw, classes, "y"),
-            None,
-        )
+        mechanism = LaplaceCellClassMechanism(epsilon=epsilon, n_classes=2)
+        return mechanism, functools.partial(encode_labels, classes=classes, name="y"), None, classes
+
+    def _finish(self, estimates: CellEstimates, floor: float) -> None:
         usable = estimates.count >= floor
         safe = np.where(usable, estimates.count, 1.0)
-        self.classes_ = classes
         # the class-1 count, whether the mechanism releases it alone or per class ([L, 2])
         ones = private_class_counts(estimates, 2)[:, 1]
         self.leaf_values_ = np.where(usable, ones / safe, 0.0)
         self.truncated_ = ~usable
-        return self
 
     def predict_proba(self, X: Any) -> FloatArray:
         """``float[n, 2]``: ``(1 - eta^, eta^)`` of each row's cell, ``eta^`` clipped to [0, 1]."""

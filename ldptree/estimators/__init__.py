@@ -26,7 +26,7 @@ from ldptree.estimators._lpct import LPCTClassifier, LPCTPrunedClassifier
 from ldptree.estimators._lpct_readout import lpct_leaves, private_class_counts
 from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.estimators._many import PendingFit, fit_many
-from ldptree.estimators._plan import FitPlan
+from ldptree.estimators._plan import FitPlan, Planned
 from ldptree.estimators._prune import lpct_pruned_leaves
 from ldptree.estimators._readout import (
     RatioReadOut,
@@ -48,6 +48,7 @@ __all__ = [
     "LPDTRegressor",
     "LeafFit",
     "PendingFit",
+    "Planned",
     "PublicCells",
     "RatioReadOut",
     "ReadOut",

@@ -14,6 +14,7 @@ import numpy as np
 from ldptree._typing import BoolArray, FloatArray, IntArray
 from ldptree._validation import check_choice, check_features, check_int
 from ldptree.estimators._fits import check_mechanism_fits
+from ldptree.mechanisms import mechanism_registry
 from ldptree.partitions._cart import CartPartitioner
 from ldptree.partitions._max_edge import MaxEdgePartitioner
 from ldptree.partitions._partition import Partition
@@ -116,8 +117,8 @@ def check_rule(rule: Any) -> str | Partitioner:
 
 
 #: The named mechanisms an estimator accepts besides a mechanism object (``None`` is ``"auto"``;
-#: :mod:`ldptree.estimators._default_mechanism`).
-MECHANISM_CHOICES = ("auto", "paper")
+#: :mod:`ldptree.estimators._default_mechanism`): ``"auto"`` and the registry's names.
+MECHANISM_CHOICES = ("auto", *mechanism_registry().names())
 
 
 def is_named(mechanism: Any) -> bool:

@@ -23,8 +23,7 @@ from ldptree.mechanisms._choose import (
     choose_class_mechanism,
     choose_regression_mechanism,
 )
-from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
-from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
+from ldptree.mechanisms._registry import mechanism_registry
 from ldptree.protocols import Mechanism
 
 __all__ = ["class_mechanism", "regression_mechanism"]
@@ -58,7 +57,8 @@ def regression_mechanism(
     rho = _split(budget_split)
     if mechanism == "paper":
         split = 0.5 if rho is None else rho
-        return RRLaplaceMechanism(epsilon=epsilon, label_bound=bound, budget_split=split), None
+        paper = mechanism_registry().named("paper", "regression")
+        return paper.build(epsilon, label_bound=bound, budget_split=split), None
     choice = choose_regression_mechanism(
         n_cells,
         epsilon,
@@ -80,6 +80,7 @@ def class_mechanism(
     if not is_named(mechanism):
         return check_mechanism(mechanism, epsilon), None
     if mechanism == "paper" or simulated:
-        return LaplaceCellClassMechanism(epsilon=epsilon, n_classes=n_classes), None
+        paper = mechanism_registry().named("paper", "classification")
+        return paper.build(epsilon, n_classes=n_classes), None
     choice = choose_class_mechanism(n_cells, epsilon, n_classes)
     return choice.mechanism, choice

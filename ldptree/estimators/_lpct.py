@@ -36,7 +36,6 @@ from ldptree._validation import (
     check_choice,
     check_epsilon,
     check_int,
-    check_matrix,
     check_positive,
     check_real,
 )
@@ -44,7 +43,7 @@ from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate
-from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin
 from ldptree.estimators._classes import check_class_labels, encode_labels, resolve_classes
 from ldptree.estimators._composition import (
     check_components,
@@ -59,8 +58,6 @@ from ldptree.estimators._default_mechanism import class_mechanism
 from ldptree.estimators._fits import check_mechanism_fits
 from ldptree.estimators._inputs import (
     check_data_free_depth,
-    check_fit_rows,
-    check_public_data,
     fit_scaler,
 )
 from ldptree.estimators._lpct_readout import (
@@ -71,8 +68,7 @@ from ldptree.estimators._lpct_readout import (
     public_class_counts,
     simplex_projection,
 )
-from ldptree.estimators._many import PendingFit
-from ldptree.estimators._plan import FitPlan, declared_shape, public_plan
+from ldptree.estimators._plan import FitPlan, Planned
 from ldptree.estimators._prune import PRUNE_RULES, lpct_pruned_leaves
 from ldptree.estimators._readout import check_readout, checked_leaves
 from ldptree.mechanisms._choose import MechanismChoice
@@ -90,7 +86,6 @@ from ldptree.protocols import (
     StatsT,
 )
 from ldptree.rounds import (
-    PrivateRows,
     Round,
     budget_ledger,
     certified_spend,
@@ -98,7 +93,6 @@ from ldptree.rounds import (
     chunk_rows,
     release_key,
 )
-from ldptree.rounds._rows import is_chunk_stream
 
 T = TypeVar("T")
 _CRITERIA = ("entropy", "gini")
@@ -148,13 +142,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         margin = check_real(self.feature_margin, "feature_margin")
         check_choice(self.outside, "outside", _OUTSIDE)
         return epsilon, margin
-
-    def _private_input(
-        self, X: Any, y: Any, X_public: Any, y_public: Any
-    ) -> tuple[PrivateRows, FloatArray | None, Any]:
-        """The private rows (checked by ``fit``) and the checked public data."""
-        y = self._check_fit_input(X, y)
-        return check_fit_rows(X, y, X_public, y_public, check_labels=check_class_labels)
 
     def _stage(
         self,
@@ -266,14 +253,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.privacy_ = stage.ledger.total
         self.privacy_certificate_ = stage.certificate
 
-    def _public_input(
-        self, X_public: Any, y_public: Any, n_features: Any, n_holders: Any
-    ) -> tuple[FloatArray | None, Any, int, int | None]:
-        """A plan's checked public data, width and declared number of holders."""
-        d, n = declared_shape(X_public, n_features, n_holders)
-        Xq, yq = check_public_data(X_public, y_public, d, check_class_labels)
-        return Xq, yq, d, n
-
     def _chunk(self, mechanism: Mechanism, n_cells: int, simulated: bool) -> int:
         """``chunk_size``, or about 4M released numbers per piece (rows only routed when
         ``simulated``: no reports are drawn per piece)."""
@@ -313,7 +292,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         return self.classes_[codes]
 
 
-class LPCTClassifier(_LPCTBase):
+class LPCTClassifier(Planned, _LPCTBase):
     """Locally private classification tree with public data (LPCT; paper §3-4).
 
     ``eta^_k(x) = (V^_jk + lam V^Q_jk) / (U^_j + lam U^Q_j)`` for ``x`` in cell ``A_j``; predicts
@@ -403,6 +382,8 @@ class LPCTClassifier(_LPCTBase):
     nothing private is collected), privacy_ledger_, n_features_in_, n_public_
     """
 
+    _label_check = staticmethod(check_class_labels)
+
     _kind = "LPCTClassifier"
 
     def __init__(
@@ -429,45 +410,6 @@ class LPCTClassifier(_LPCTBase):
         random_state: Any = None,
     ) -> None:
         self._keep(locals())
-
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPCTClassifier:
-        """Grow the partition on public data, collect one report per private row, read out.
-
-        ``X`` may be memory-mapped or an iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``
-        (read chunk by chunk, holders numbered in order; as :meth:`LPDTRegressor.fit
-        <ldptree.LPDTRegressor.fit>`)."""
-        return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
-
-    def _start_fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> PendingFit[LPCTClassifier]:
-        """:meth:`fit` up to its round (as :meth:`LPDTRegressor._start_fit
-        <ldptree.LPDTRegressor._start_fit>`; ``lam=inf`` collects no round)."""
-        settings = self._settings()
-        rows, Xq, yq = self._private_input(X, y, X_public, y_public)
-        plan = self._plan(settings, Xq, yq, rows.n_features, rows.n)
-        return PendingFit(plan.round, rows, plan.finish)
-
-    def plan(
-        self,
-        X_public: Any = None,
-        y_public: Any = None,
-        *,
-        n_holders: int | None = None,
-        n_features: int | None = None,
-    ) -> FitPlan[LPCTClassifier]:
-        """The public stage of :meth:`fit` from public data and declarations only (as
-        :meth:`LPDTRegressor.plan <ldptree.LPDTRegressor.plan>`; ``n_holders`` is recorded, no
-        choice of this estimator needs it). Holders report class *codes*: the index of their
-        label in ``plan.classes`` (``classes``, or the sorted public labels), as
-        ``plan.round.labels`` encodes them.
-        With ``lam=inf`` the plan has no round (``plan.finish(None)``)."""
-        settings = self._settings()
-        Xq, yq, d, n = self._public_input(X_public, y_public, n_features, n_holders)
-        return public_plan(self, self._plan(settings, Xq, yq, d, n))
 
     def _settings(self) -> tuple[AggregatorFactory, float, Any, float, float]:
         aggregator = self._components()
@@ -555,7 +497,7 @@ class LPCTClassifier(_LPCTBase):
         )
 
 
-class LPCTPrunedClassifier(_LPCTBase):
+class LPCTPrunedClassifier(Planned, _LPCTBase):
     """LPCT-prune: one release on a deep max-edge tree, then per-leaf data-driven depth and
     ``lambda`` (paper §5, Algorithm 2; rules in :mod:`ldptree.estimators._prune`).
 
@@ -593,6 +535,8 @@ class LPCTPrunedClassifier(_LPCTBase):
     leaf_node_, leaf_eta_, leaf_proba_, leaf_class_, max_depth_, min_depth_, privacy_,
     privacy_certificate_, privacy_ledger_, n_features_in_, n_public_
     """
+
+    _label_check = staticmethod(check_class_labels)
 
     _kind = "LPCTPrunedClassifier"
 
@@ -633,70 +577,34 @@ class LPCTPrunedClassifier(_LPCTBase):
             min_depth = check_int(self.min_depth, "min_depth", minimum=0)
         return max(max_depth, 0), min(max(min_depth, 0), max(max_depth, 0))
 
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPCTPrunedClassifier:
-        """Grow a deep partition on public data, collect one report per private row, prune."""
-        return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
-
-    def _start_fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> PendingFit[LPCTPrunedClassifier]:
-        """:meth:`fit` up to its round (as :meth:`LPDTRegressor._start_fit
-        <ldptree.LPDTRegressor._start_fit>`)."""
-        settings = self._settings(X_public, y_public)
-        # report and public row counts are public; the default depths depend on them
-        n_private = _n_rows(X, y, self.max_depth, self.min_depth)
-        epsilon, margin = self._round_settings()
-        rows, Xq, yq = self._private_input(X, y, X_public, y_public)
-        plan = self._plan(settings, epsilon, margin, Xq, yq, rows.n_features, n_private)
-        return PendingFit(plan.round, rows, plan.finish)
-
-    def plan(
-        self,
-        X_public: Any = None,
-        y_public: Any = None,
-        *,
-        n_holders: int | None = None,
-        n_features: int | None = None,
-    ) -> FitPlan[LPCTPrunedClassifier]:
-        """The public stage of :meth:`fit` from public data and declarations only (as
-        :meth:`LPCTClassifier.plan <ldptree.LPCTClassifier.plan>`). The default depths need the
-        number of holders: declare ``n_holders``, or pass ``max_depth`` and ``min_depth``."""
-        settings = self._settings(X_public, y_public)
-        if n_holders is None and (self.max_depth is None or self.min_depth is None):
-            raise ValueError(
-                "the default max_depth and min_depth of LPCT-prune depend on the number of "
-                "holders: pass n_holders (public), or max_depth and min_depth"
-            )
-        epsilon, margin = self._round_settings()
-        Xq, yq, d, n = self._public_input(X_public, y_public, n_features, n_holders)
-        return public_plan(self, self._plan(settings, epsilon, margin, Xq, yq, d, n or 0))
-
-    def _settings(self, X_public: Any, y_public: Any) -> tuple[AggregatorFactory, float, str]:
+    def _settings(self) -> tuple[AggregatorFactory, float, str, float, float]:
         aggregator = self._components()
-        check_epsilon(self.epsilon, "epsilon")
         c = check_positive(self.C, "C")
         rule = check_choice(self.prune_rule, "prune_rule", PRUNE_RULES)
-        if X_public is None or y_public is None:
+        return (aggregator, c, rule, *self._round_settings())
+
+    def _plan(
+        self,
+        settings: tuple[AggregatorFactory, float, str, float, float],
+        Xq: FloatArray | None,
+        yq: Any,
+        d: int,
+        n: int | None,
+    ) -> FitPlan[LPCTPrunedClassifier]:
+        aggregator, c, rule, epsilon, margin = settings
+        if Xq is None or yq is None:
             raise ValueError(
                 "LPCT-prune needs public data: pass X_public and y_public (its statistic compares "
                 "private and public estimates)"
             )
-        return aggregator, c, rule
-
-    def _plan(
-        self,
-        settings: tuple[AggregatorFactory, float, str],
-        epsilon: float,
-        margin: float,
-        Xq: FloatArray | None,
-        yq: Any,
-        d: int,
-        n_private: int,
-    ) -> FitPlan[LPCTPrunedClassifier]:
-        aggregator, c, rule = settings
+        # report and public row counts are public; the default depths depend on them
+        if n is None and (self.max_depth is None or self.min_depth is None):
+            raise ValueError(
+                "the default max_depth and min_depth of LPCT-prune depend on the number of "
+                "holders: pass n_holders (public) to plan, or max_depth and min_depth (an "
+                "iterable of (X_chunk, y_chunk) pairs does not say its number of rows up front)"
+            )
+        n_private = n or 0
         n_public = 0 if Xq is None else int(Xq.shape[0])
         max_depth, min_depth = self._depths(n_private, n_public, epsilon)
         own_depth = self.max_depth is None and not isinstance(self.rule, str)
@@ -770,20 +678,3 @@ class _Stage:
             finish=finish,
             classes=self.classes,
         )
-
-
-def _n_rows(X: Any, y: Any, max_depth: Any, min_depth: Any) -> int:
-    """The number of private rows (public: one report each), read from the shape when ``X`` is
-    an array (a memory map is not read); an iterable of chunks is read only once, during the
-    round, so its default depths cannot be computed and ``max_depth``/``min_depth`` are needed."""
-    if is_chunk_stream(X, y):
-        if max_depth is None or min_depth is None:
-            raise ValueError(
-                "with X an iterable of (X_chunk, y_chunk) pairs the number of private rows is "
-                "unknown before the round; pass max_depth and min_depth (their defaults depend "
-                "on it)"
-            )
-        return 0
-    if isinstance(X, np.ndarray) and X.ndim == 2:
-        return int(X.shape[0])
-    return int(check_matrix(X, "X").shape[0])

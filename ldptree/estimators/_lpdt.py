@@ -45,14 +45,13 @@ from ldptree._validation import (
     check_epsilon,
     check_int,
     check_real,
-    check_vector,
 )
 from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate
 from ldptree.estimators._auto_depth import auto_depth
-from ldptree.estimators._base import BaseEstimator, RegressorMixin, keeps_state_on_error
+from ldptree.estimators._base import BaseEstimator, RegressorMixin
 from ldptree.estimators._composition import (
     check_components,
     grown_depth,
@@ -63,13 +62,10 @@ from ldptree.estimators._composition import (
 from ldptree.estimators._default_mechanism import regression_mechanism
 from ldptree.estimators._inputs import (
     check_data_free_depth,
-    check_fit_rows,
-    check_public_data,
     fit_scaler,
     resolve_label_bound,
 )
-from ldptree.estimators._many import PendingFit
-from ldptree.estimators._plan import FitPlan, declared_shape, public_plan
+from ldptree.estimators._plan import FitPlan, Planned
 from ldptree.estimators._readout import (
     RatioReadOut,
     ShrinkReadOut,
@@ -104,7 +100,7 @@ _OUTSIDE = ("clamp", "zero")
 READOUTS = ("auto", "shrink", "ratio")
 
 
-class LPDTRegressor(RegressorMixin, BaseEstimator):
+class LPDTRegressor(RegressorMixin, Planned, BaseEstimator):
     """Locally private decision tree regressor with public data (module docstring).
 
     Parameters
@@ -302,54 +298,7 @@ class LPDTRegressor(RegressorMixin, BaseEstimator):
             public_cells=public_cells,
         )
 
-    # -- estimator API --------------------------------------------------------------------------
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPDTRegressor:
-        """Grow the partition on public data, privatize ``(X, y)`` holder by holder, aggregate.
-
-        ``X`` may be memory-mapped (``np.load(path, mmap_mode="r")``): it is read, checked and
-        converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
-        iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
-        order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
-        return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
-
-    def _start_fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> PendingFit[LPDTRegressor]:
-        """:meth:`fit` up to its round: the private input checked, then :meth:`plan` on the
-        public data with ``n_holders`` the number of private rows (:func:`~ldptree.estimators.
-        fit_many` runs the rounds of many fits together)."""
-        settings = self._settings()
-        y = self._check_fit_input(X, y)
-        rows, Xq, yq = check_fit_rows(X, y, X_public, y_public)
-        plan = self._plan(settings, Xq, yq, rows.n_features, rows.n)
-        return PendingFit(plan.round, rows, plan.finish)
-
-    def plan(
-        self,
-        X_public: Any = None,
-        y_public: Any = None,
-        *,
-        n_holders: int | None = None,
-        n_features: int | None = None,
-    ) -> FitPlan[LPDTRegressor]:
-        """The public stage of :meth:`fit`, from public data and declarations only: the scaling
-        box and partition grown on ``(X_public, y_public)``, the mechanism (and why ``"auto"``
-        chose it), its certificate and charge, the round, and ``finish`` (the read-out).
-
-        ``n_holders`` declares the number of holders (public; needed by ``max_depth="auto"``
-        only); ``n_features`` the width, needed without public data. ``plan.run(source)`` or
-        ``plan.finish(estimates)`` then fits this estimator as ``fit`` would on those holders
-        (``fit`` is ``plan`` with ``n_holders`` the number of private rows, the round, and
-        ``finish``); ``plan.publish()`` publishes the round for a deployment
-        (``docs/deployment.md``). The estimator is unchanged until ``finish``."""
-        settings = self._settings()
-        d, n = declared_shape(X_public, n_features, n_holders)
-        Xq, yq = check_public_data(X_public, y_public, d, check_vector)
-        return public_plan(self, self._plan(settings, Xq, yq, d, n))
-
+    # -- the fit skeleton's hooks (fit, plan: estimators.Planned) --------------------------------
     def _settings(self) -> _Settings:
         """The hyper-parameters checked before any data is read (the start of ``fit``)."""
         aggregator = check_components(

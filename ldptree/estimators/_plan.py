@@ -13,25 +13,29 @@ model: in a deployment the round is the holders' reports, collected by
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
 
 import attrs
 import numpy as np
 
-from ldptree._validation import check_int, check_matrix
+from ldptree._validation import check_int, check_matrix, check_vector
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.accounting._verify import LDPCertificate
+from ldptree.estimators._base import keeps_state_on_error
+from ldptree.estimators._inputs import check_fit_rows, check_public_data
+from ldptree.estimators._many import PendingFit
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.partitions._partition import Partition
 from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import CellEstimates
 from ldptree.rounds import Executor, PrivateRows, Reports, Round, run
+from ldptree.rounds._rows import LabelCheck
 
 if TYPE_CHECKING:
     from ldptree.protocol import Collector
 
-__all__ = ["FitPlan", "declared_shape", "public_plan"]
+__all__ = ["FitPlan", "Planned", "declared_shape", "public_plan"]
 
 T = TypeVar("T")
 
@@ -170,3 +174,67 @@ def public_plan(estimator: Any, plan: FitPlan[T]) -> FitPlan[T]:
             raise
 
     return attrs.evolve(plan, finish=finish)
+
+
+class Planned:
+    """The fit skeleton of an estimator whose fit is its plan, its round and its read-out
+    (module docstring): ``fit`` is ``plan`` on the public data with ``n_holders`` the number of
+    private rows, the round over those rows, then ``finish``; :func:`~ldptree.estimators.
+    fit_many` runs the round with others'. A subclass gives ``_settings()`` (its hyper-parameters
+    checked before any data is read), ``_plan(settings, X_public, y_public, n_features,
+    n_holders)`` (checked public data, ``None`` when absent) and ``_label_check`` (how labels are
+    validated); ``_check_fit_input`` comes from :class:`~ldptree.estimators.BaseEstimator`."""
+
+    _label_check: ClassVar[LabelCheck] = staticmethod(check_vector)
+
+    @keeps_state_on_error
+    def fit(self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None) -> Self:
+        """Grow the partition on public data, collect one report per private row, read out.
+
+        ``X`` may be memory-mapped (``np.load(path, mmap_mode="r")``): it is read, checked and
+        converted ``chunk_size`` rows at a time, never copied whole. ``X`` may also be an
+        iterable of ``(X_chunk, y_chunk)`` pairs with ``y=None``; holders are numbered in the
+        order their rows arrive, so the fit equals the in-memory fit on the concatenation."""
+        return self._start_fit(X, y, X_public=X_public, y_public=y_public).run()
+
+    def _start_fit(
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
+    ) -> PendingFit[Self]:
+        """:meth:`fit` up to its round: the private input checked, then the plan with
+        ``n_holders`` the number of private rows (:func:`~ldptree.estimators.fit_many` runs the
+        rounds of many fits together)."""
+        settings = self._settings()
+        y = self._check_fit_input(X, y)  # type: ignore[attr-defined]
+        rows, Xq, yq = check_fit_rows(X, y, X_public, y_public, check_labels=self._label_check)
+        plan = self._plan(settings, Xq, yq, rows.n_features, rows.n)
+        return PendingFit(plan.round, rows, plan.finish)
+
+    def plan(
+        self,
+        X_public: Any = None,
+        y_public: Any = None,
+        *,
+        n_holders: int | None = None,
+        n_features: int | None = None,
+    ) -> FitPlan[Self]:
+        """The public stage of :meth:`fit`, from public data and declarations only: the scaling
+        box and partition grown on ``(X_public, y_public)``, the mechanism (and why ``"auto"``
+        chose it), its certificate and charge, the round, and ``finish`` (the read-out).
+
+        ``n_holders`` declares the number of holders (public; only choices that need it read
+        it, e.g. LPDT's ``max_depth="auto"``); ``n_features`` the width, needed without public
+        data. ``plan.run(source)`` or ``plan.finish(estimates)`` then fits this estimator as
+        ``fit`` would on those holders; ``plan.publish()`` publishes the round for a deployment
+        (``docs/deployment.md``; a classifier's holders report the index of their label in
+        ``plan.classes``, as ``plan.round.labels`` encodes it). The estimator is unchanged
+        until ``finish``."""
+        settings = self._settings()
+        d, n = declared_shape(X_public, n_features, n_holders)
+        Xq, yq = check_public_data(X_public, y_public, d, self._label_check)
+        return public_plan(self, self._plan(settings, Xq, yq, d, n))
+
+    def _settings(self) -> Any:
+        raise NotImplementedError
+
+    def _plan(self, settings: Any, Xq: Any, yq: Any, d: int, n: int | None) -> FitPlan[Any]:
+        raise NotImplementedError

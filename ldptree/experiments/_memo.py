@@ -87,7 +87,9 @@ def _node_memo(family: Hashable, sample: _Sample) -> NodeMemo:
 def _grow(inner: Hashable, sample: _Sample) -> Partition:
     assert isinstance(inner, Partitioner)
     if isinstance(inner, TreeRule) and inner.deterministic:
-        family = attrs.evolve(inner, max_depth=0, min_samples_split=0, min_samples_leaf=0)
+        family = attrs.evolve(
+            inner, max_depth=0, min_samples_split=0, min_samples_leaf=0, refine_empty=0
+        )
         return inner.fit_shared(sample.X, sample.y, _node_memo(family, sample))
     return inner.fit(sample.X, sample.y)
 

@@ -33,7 +33,12 @@ from ldptree.baselines import (
     PSGDClassifier,
     check_grid_size,
 )
-from ldptree.ensembles import LPCTForestClassifier, LPDTForestRegressor
+from ldptree.ensembles import (
+    LPCTForestClassifier,
+    LPCTTwoRoundClassifier,
+    LPDTForestRegressor,
+    LPDTTwoRoundRegressor,
+)
 from ldptree.estimators import LPCTClassifier, LPCTPrunedClassifier, LPDTRegressor
 from ldptree.experiments._memo import MemoPartitioner
 from ldptree.experiments._registry import MethodRegistry, MethodSpec
@@ -45,9 +50,9 @@ def _memoised_lpdt(
     *,
     epsilon: float,
     random_state: Any,
-    max_depth: int,
-    min_samples_leaf: int,
-    min_samples_split: int,
+    max_depth: int = 4,
+    min_samples_leaf: int = 2,
+    min_samples_split: int = 5,
     **kwargs: Any,
 ) -> LPDTRegressor:
     """``LPDTRegressor`` whose (deterministic, key-free) partition is memoised across a grid:
@@ -72,46 +77,17 @@ def _memoised_lpdt(
     )
 
 
-def lpdt_max_edge(
-    *,
-    epsilon: float,
-    random_state: Any,
-    max_depth: int = 4,
-    min_samples_leaf: int = 2,
-    min_samples_split: int = 5,
-    **kwargs: Any,
-) -> LPDTRegressor:
-    """LPDT-M: ``LPDTRegressor(rule="max_edge", ...)`` with the partition memoised."""
-    return _memoised_lpdt(
-        MaxEdgePartitioner,
-        epsilon=epsilon,
-        random_state=random_state,
-        max_depth=max_depth,
-        min_samples_leaf=min_samples_leaf,
-        min_samples_split=min_samples_split,
-        **kwargs,
-    )
+def lpdt_max_edge(**kwargs: Any) -> LPDTRegressor:
+    """LPDT-M: ``LPDTRegressor(rule="max_edge", ...)`` with the partition memoised (keywords
+    ``epsilon``, ``random_state``, ``max_depth=4``, ``min_samples_leaf=2``,
+    ``min_samples_split=5`` and the estimator's own)."""
+    return _memoised_lpdt(MaxEdgePartitioner, **kwargs)
 
 
-def lpdt_cart(
-    *,
-    epsilon: float,
-    random_state: Any,
-    max_depth: int = 4,
-    min_samples_leaf: int = 2,
-    min_samples_split: int = 5,
-    **kwargs: Any,
-) -> LPDTRegressor:
-    """LPDT-V: ``LPDTRegressor(rule="cart", ...)`` (quantile CART) with the partition memoised."""
-    return _memoised_lpdt(
-        CartPartitioner,
-        epsilon=epsilon,
-        random_state=random_state,
-        max_depth=max_depth,
-        min_samples_leaf=min_samples_leaf,
-        min_samples_split=min_samples_split,
-        **kwargs,
-    )
+def lpdt_cart(**kwargs: Any) -> LPDTRegressor:
+    """LPDT-V: ``LPDTRegressor(rule="cart", ...)`` (quantile CART) with the partition memoised
+    (keywords as :func:`lpdt_max_edge`)."""
+    return _memoised_lpdt(CartPartitioner, **kwargs)
 
 
 LPDT_M = MethodSpec("lpdt-m", "regression", lpdt_max_edge, "lpdt-real", "LPDT-M", paper_key="M")
@@ -196,7 +172,7 @@ class PaperGridPHISTClassifier(PHISTClassifier):
     """
 
     def fit(
-        self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None
+        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
     ) -> PaperGridPHISTClassifier:
         d = check_matrix(X, "X").shape[1]
         if d > PHIST_PAPER_MAX_FEATURES:
@@ -374,6 +350,40 @@ LPCT_FOREST_SEQ = MethodSpec(
     fixed=_SEQUENTIAL,
 )
 FOREST_METHODS = (LPDT_FOREST, LPDT_FOREST_SEQ, LPCT_FOREST, LPCT_FOREST_SEQ)
+
+
+# --- two rounds (ldptree.ensembles) ----------------------------------------------------------
+def _two_round_options(params: dict[str, Any]) -> dict[str, Any]:
+    """The two-round design's own keywords out of a grid point (the rest are the tree's)."""
+    names = ("extra_depth", "refine_empty", "refine_parts", "min_snr")
+    return {name: params.pop(name) for name in names if name in params}
+
+
+def lpdt_two_round(*, epsilon: float, random_state: Any, **params: Any) -> LPDTTwoRoundRegressor:
+    """``LPDTTwoRoundRegressor(LPDTRegressor(**tree params), ...)``: ``extra_depth``,
+    ``refine_empty``, ``refine_parts`` and ``min_snr`` go to the two-round design, every other
+    grid parameter to round 2's tree."""
+    own = _two_round_options(params)
+    return LPDTTwoRoundRegressor(
+        LPDTRegressor(**params), epsilon=epsilon, random_state=random_state, **own
+    )
+
+
+def lpct_two_round(*, epsilon: float, random_state: Any, **params: Any) -> LPCTTwoRoundClassifier:
+    """``LPCTTwoRoundClassifier(LPCTClassifier(**tree params), ...)`` (as
+    :func:`lpdt_two_round`)."""
+    own = _two_round_options(params)
+    return LPCTTwoRoundClassifier(
+        LPCTClassifier(**params), epsilon=epsilon, random_state=random_state, **own
+    )
+
+
+LPDT_TWO_ROUND = MethodSpec(
+    "lpdt-two-round", "regression", lpdt_two_round, "lpdt-forest", "LPDT two rounds"
+)
+LPCT_TWO_ROUND = MethodSpec(
+    "lpct-two-round", "classification", lpct_two_round, "lpct-forest", "LPCT two rounds"
+)
 DEFAULT_METHODS = MethodRegistry(
     (
         LPDT_M,
@@ -382,5 +392,7 @@ DEFAULT_METHODS = MethodRegistry(
         *LPCT_METHODS,
         *CLASSIFICATION_BASELINES,
         *FOREST_METHODS,
+        LPDT_TWO_ROUND,
+        LPCT_TWO_ROUND,
     )
 )

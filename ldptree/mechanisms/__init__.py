@@ -1,13 +1,15 @@
 """Local randomizers: each holder's record ``(cell, label)`` -> one report.
 
-Every built-in is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
+Every built-in but :class:`LaplaceFeatureLabelMechanism` (which releases the features, not a cell)
+is written on the mechanism kit (:class:`KitMechanism`): it declares how the label
 enters (:class:`RealLabels`, :class:`ClassLabels`), its releases (each an instance of a release
 kind, a :class:`Release` subclass with its own exact sampler, law, sums and likelihood:
 :class:`CellRelease`, :class:`LabelRelease` and :class:`IndexRelease` with one exact noise each,
 :class:`BitFlip`, :class:`UnaryFlip`, :class:`Geometric`, :class:`KaryResponse` or a finite channel
 :class:`MatrixNoise`; :class:`HadamardRelease`, :class:`SubsetRelease`, :class:`LocalHashRelease`)
 and its debiasing; sampling, summaries, likelihoods and the report law the accountant certifies
-are derived from those declarations. The library's mechanisms are compared in the documentation's
+are derived from those declarations. :func:`mechanism_registry` lists every built-in once, with its
+task and where the library may use it. The library's mechanisms are compared in the documentation's
 mechanism library page.
 """
 
@@ -68,6 +70,12 @@ from ldptree.mechanisms._oue import (
     OUELaplaceReport,
 )
 from ldptree.mechanisms._piecewise import PiecewiseMechanism, PiecewiseReport
+from ldptree.mechanisms._registry import (
+    Candidate,
+    MechanismEntry,
+    MechanismRegistry,
+    mechanism_registry,
+)
 from ldptree.mechanisms._release import CellShaped, Release
 from ldptree.mechanisms._releases import ItemRelease
 from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism, RRLaplaceReport
@@ -91,6 +99,7 @@ from ldptree.mechanisms._variance import (
 __all__ = [
     "NULL_LABEL",
     "BitFlip",
+    "Candidate",
     "CellRelease",
     "CellShaped",
     "CellVariance",
@@ -121,6 +130,8 @@ __all__ = [
     "LocalHashRelease",
     "MatrixNoise",
     "MechanismChoice",
+    "MechanismEntry",
+    "MechanismRegistry",
     "OLHCellClassMechanism",
     "OLHCellClassReport",
     "OLHLaplaceMechanism",
@@ -155,6 +166,7 @@ __all__ = [
     "label_levels",
     "label_moments",
     "matrix_noise",
+    "mechanism_registry",
     "optimal_split",
     "predicted_error",
     "summarize_many",
@@ -162,12 +174,7 @@ __all__ = [
 
 
 def kit_built_ins() -> dict[str, type[KitMechanism]]:
-    """Every built-in mechanism written on the kit, by class name: each holds its whole
-    configuration in its constructor's fields and samples with
-    :meth:`KitMechanism.privatize_words` (what a deployment can publish)."""
-    out = {}
-    for name in __all__:
-        obj = globals().get(name)
-        if isinstance(obj, type) and issubclass(obj, KitMechanism) and obj is not KitMechanism:
-            out[name] = obj
-    return out
+    """Every built-in mechanism written on the kit, by class name (the publishable entries of
+    :func:`mechanism_registry`): each holds its whole configuration in its constructor's fields
+    and samples with :meth:`KitMechanism.privatize_words` (what a deployment can publish)."""
+    return {e.name: e.mechanism for e in mechanism_registry().select(publishable=True)}

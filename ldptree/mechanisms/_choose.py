@@ -1,8 +1,9 @@
 """A variance-aware default: the mechanism and split with the smallest predicted error.
 
 Given what the curator publishes anyway (the partition's ``L`` cells, the budget ``epsilon``, the
-declared label bound or the class count and, for regression, the public labels), every candidate
-family below is evaluated by a prediction of ``n`` times the variance of one cell's debiased mean
+declared label bound or the class count and, for regression, the public labels), every ``auto``
+candidate of the mechanism registry (:func:`~ldptree.mechanisms.mechanism_registry`, in its
+order) is evaluated by a prediction of ``n`` times the variance of one cell's debiased mean
 ``s^_j / c^_j``. By the delta method around the true ``(s_j, c_j)`` with cell mean ``mu_j`` and
 a cell holding ``n / L`` holders, that is ``L^2`` times the per-holder variance of
 ``s^_j - mu_j c^_j`` averaged over the holders (a share ``1 / L`` inside the cell):
@@ -38,7 +39,6 @@ chosen mechanism really wins.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from functools import lru_cache
 from typing import Any
 
@@ -46,42 +46,11 @@ import attrs
 import numpy as np
 
 from ldptree._validation import check_int, to_epsilon, to_label_bound
-from ldptree.mechanisms._duchi import DuchiMechanism
-from ldptree.mechanisms._hr_laplace import HadamardLaplaceMechanism
-from ldptree.mechanisms._krr import KRRCellClassMechanism, KRRJointMechanism, KRRLaplaceMechanism
-from ldptree.mechanisms._laplace_cell_class import LaplaceCellClassMechanism
-from ldptree.mechanisms._oue import OUECellClassMechanism, OUELaplaceMechanism
-from ldptree.mechanisms._piecewise import PiecewiseMechanism
-from ldptree.mechanisms._rr_laplace import RRLaplaceMechanism
+from ldptree.mechanisms._registry import MechanismRegistry, mechanism_registry
 from ldptree.mechanisms._split import optimal_split, predicted_error
 from ldptree.mechanisms._variance import SupportsExactVariance, SupportsVariance, label_moments
 
-__all__ = [
-    "CLASS_FAMILIES",
-    "REGRESSION_FAMILIES",
-    "MechanismChoice",
-    "choose_class_mechanism",
-    "choose_regression_mechanism",
-]
-
-#: Regression families with a cell/label ``budget_split``: ``factory(epsilon=, label_bound=,
-#: budget_split=)``.
-REGRESSION_FAMILIES: dict[str, Callable[..., Any]] = {
-    "rr-laplace": RRLaplaceMechanism,
-    "oue-laplace": OUELaplaceMechanism,
-    "krr-laplace": KRRLaplaceMechanism,
-    "hadamard-laplace": HadamardLaplaceMechanism,
-    "rr-duchi": DuchiMechanism,
-    "rr-piecewise": PiecewiseMechanism,
-}
-#: Label steps evaluated for the joint k-RR on (cell, label level) (one release, no split).
-JOINT_LEVELS = (2, 4)
-#: Class families: ``factory(epsilon=, n_classes=)``.
-CLASS_FAMILIES: dict[str, Callable[..., Any]] = {
-    "laplace": LaplaceCellClassMechanism,
-    "oue": OUECellClassMechanism,
-    "krr": KRRCellClassMechanism,
-}
+__all__ = ["MechanismChoice", "choose_class_mechanism", "choose_regression_mechanism"]
 
 
 @attrs.frozen
@@ -92,7 +61,8 @@ class MechanismChoice:
     ``mechanism`` the chosen mechanism (with the caller's label bound); ``budget_split`` its
     split (``None`` for one-release families); ``predicted`` its predicted ``E``; ``candidates``
     every ``(name, budget_split, E)`` evaluated, best first; ``basis`` ``"exact"`` (exact
-    variances at public-label moments) or ``"bound"`` (worst-case bounds).
+    variances at public-label moments), ``"exact-shrink"`` (the shrinkage read-out's error,
+    :mod:`ldptree.estimators._shrunk_choice`) or ``"bound"`` (worst-case bounds).
     """
 
     name: str
@@ -118,11 +88,13 @@ def choose_regression_mechanism(
     label_bound: Any,
     *,
     budget_split: float | None = None,
+    registry: MechanismRegistry | None = None,
     public_labels: Any = None,
     public_cells: Any = None,
 ) -> MechanismChoice:
     """The regression mechanism with the smallest predicted error of a cell mean (module
-    docstring). ``budget_split`` fixes the split for every family instead of computing it.
+    docstring). ``budget_split`` fixes the split for every family instead of computing it;
+    ``registry`` (default :func:`~ldptree.mechanisms.mechanism_registry`) lists the candidates.
 
     ``public_labels`` (``float[m]``, public data only) ranks by the exact variances at their
     moments, with ``public_cells`` (``int[m]``, each label's cell) giving the leaf means the own
@@ -132,26 +104,33 @@ def choose_regression_mechanism(
     bound = to_label_bound(label_bound)
     eps = to_epsilon(epsilon)
     split = None if budget_split is None else float(budget_split)
-    if public_labels is None:
-        best = _regression_table(n_cells, eps, bound[1] - bound[0], split)
-        basis = "bound"
-    else:
+    registry = mechanism_registry() if registry is None else registry
+    best = _regression_table(n_cells, eps, bound[1] - bound[0], split, registry)
+    basis = "bound"
+    if public_labels is not None:
         residuals, centred, centre = public_residuals(public_labels, public_cells, n_cells, bound)
         shifted = (bound[0] - centre, bound[1] - centre)
-        best = _exact_table(n_cells, eps, shifted, split, residuals, centred)
-        basis = "exact"
+        exact = _exact_table(best, n_cells, eps, shifted, residuals, centred, registry)
+        if exact is not None:
+            best, basis = exact, "exact"
     name, rho, predicted = best[0]
-    mechanism = rebuilt_candidate(name, rho, epsilon, bound)
+    mechanism = rebuilt_candidate(name, rho, epsilon, bound, registry)
     return MechanismChoice(name, mechanism, rho, predicted, best, basis)
 
 
 def rebuilt_candidate(
-    name: str, rho: float | None, epsilon: float, bound: tuple[float, float]
+    name: str,
+    rho: float | None,
+    epsilon: float,
+    bound: tuple[float, float],
+    registry: MechanismRegistry | None = None,
 ) -> Any:
-    if name.startswith("krr-joint/"):
-        levels = int(name.split("/")[1])
-        return KRRJointMechanism(epsilon=epsilon, label_bound=bound, levels=levels)
-    return REGRESSION_FAMILIES[name](epsilon=epsilon, label_bound=bound, budget_split=rho)
+    """The regression candidate ``(name, budget_split)`` of a choice's table, built at
+    ``bound``."""
+    registry = mechanism_registry() if registry is None else registry
+    candidate, entry = registry.candidate(name, "regression")
+    rhos = {"budget_split": rho} if entry.splits else {}
+    return entry.factory(candidate)(epsilon=epsilon, label_bound=bound, **rhos)
 
 
 def public_residuals(
@@ -192,13 +171,18 @@ def _moments(mechanism: Any, labels: Any) -> dict[str, float]:
     return {"label_mean": m1, "label_second_moment": m2}
 
 
-def choose_class_mechanism(n_cells: int, epsilon: float, n_classes: int) -> MechanismChoice:
-    """The class mechanism with the smallest predicted error of a cell's class proportions."""
+def choose_class_mechanism(
+    n_cells: int, epsilon: float, n_classes: int, *, registry: MechanismRegistry | None = None
+) -> MechanismChoice:
+    """The class mechanism with the smallest predicted error of a cell's class proportions
+    (``registry`` as for :func:`choose_regression_mechanism`)."""
     n_cells = check_int(n_cells, "n_cells", minimum=1)
     k = check_int(n_classes, "n_classes", minimum=2)
-    best = _class_table(n_cells, to_epsilon(epsilon), k)
+    registry = mechanism_registry() if registry is None else registry
+    best = _class_table(n_cells, to_epsilon(epsilon), k, registry)
     name, _, predicted = best[0]
-    mechanism = CLASS_FAMILIES[name](epsilon=epsilon, n_classes=k)
+    candidate, entry = registry.candidate(name, "classification")
+    mechanism = entry.factory(candidate)(epsilon=epsilon, n_classes=k)
     return MechanismChoice(name, mechanism, None, predicted, best)
 
 
@@ -207,59 +191,64 @@ Row = tuple[str, float | None, float]
 
 @lru_cache(maxsize=256)
 def _regression_table(
-    n_cells: int, epsilon: float, width: float, split: float | None
+    n_cells: int, epsilon: float, width: float, split: float | None, registry: MechanismRegistry
 ) -> tuple[Row, ...]:
     # Shift invariance (module docstring): the proxy depends on the bound only through its width.
     centred = (-width / 2.0, width / 2.0)
     rows: list[Row] = []
-    for name, factory in REGRESSION_FAMILIES.items():
-        if split is None:
+    for candidate, entry in registry.candidates("regression"):
+        factory = entry.factory(candidate)
+        if not entry.splits:
+            mech = factory(epsilon=epsilon, label_bound=centred)
+            rows.append((candidate.name, None, predicted_error(mech, n_cells, centred)))
+        elif split is None:
             choice = optimal_split(factory, n_cells, epsilon, centred)
-            rows.append((name, choice.budget_split, choice.predicted))
+            rows.append((candidate.name, choice.budget_split, choice.predicted))
         else:
             mech = factory(epsilon=epsilon, label_bound=centred, budget_split=split)
-            rows.append((name, split, predicted_error(mech, n_cells, centred)))
-    for levels in JOINT_LEVELS:
-        joint = KRRJointMechanism(epsilon=epsilon, label_bound=centred, levels=levels)
-        rows.append((f"krr-joint/{levels}", None, predicted_error(joint, n_cells, centred)))
+            rows.append((candidate.name, split, predicted_error(mech, n_cells, centred)))
     return _ranked(rows)
 
 
 def _exact_table(
+    table: tuple[Row, ...],
     n_cells: int,
     epsilon: float,
     shifted: tuple[float, float],
-    split: float | None,
     residuals: np.ndarray,
     centred: np.ndarray,
-) -> tuple[Row, ...]:
-    """The bound table's candidates (at its splits) ranked by :func:`exact_error`. Every
-    built-in family states its exact variance; were one not to, the bound table is returned
-    whole, so that the ranking compares like with like."""
-    table = _regression_table(n_cells, epsilon, shifted[1] - shifted[0], split)
+    registry: MechanismRegistry,
+) -> tuple[Row, ...] | None:
+    """The bound table's candidates (at its splits) ranked by :func:`exact_error`; ``None``
+    (the bounds rank) when a candidate states no exact variance (a registered mechanism
+    without ``exact_cell_variance``), so that the table compares like with like."""
     rows: list[Row] = []
     for name, rho, _ in table:
-        mechanism = rebuilt_candidate(name, rho, epsilon, shifted)
-        if not isinstance(mechanism, SupportsExactVariance):  # pragma: no cover - built-ins do
-            return table
+        mechanism = rebuilt_candidate(name, rho, epsilon, shifted, registry)
+        if not isinstance(mechanism, SupportsExactVariance):
+            return None
         rows.append((name, rho, exact_error(mechanism, n_cells, residuals, centred)))
     return _ranked(rows)
 
 
 @lru_cache(maxsize=256)
-def _class_table(n_cells: int, epsilon: float, n_classes: int) -> tuple[Row, ...]:
+def _class_table(
+    n_cells: int, epsilon: float, n_classes: int, registry: MechanismRegistry
+) -> tuple[Row, ...]:
     rows: list[Row] = []
-    for name, factory in CLASS_FAMILIES.items():
-        mech = factory(epsilon=epsilon, n_classes=n_classes)
+    for candidate, entry in registry.candidates("classification"):
+        mech = entry.factory(candidate)(epsilon=epsilon, n_classes=n_classes)
         if not isinstance(mech, SupportsVariance):  # pragma: no cover - every family implements it
-            raise TypeError(f"{name} does not implement cell_variance")
+            raise TypeError(f"{candidate.name} does not implement cell_variance")
         count, label_sum = mech.cell_variance(n_cells).mixed(1.0 / n_cells)
         error = n_cells**2 * (math.sqrt(label_sum) + math.sqrt(count)) ** 2
-        rows.append((name, None, float(error)))
+        rows.append((candidate.name, None, float(error)))
     return _ranked(rows)
 
 
 def _ranked(rows: list[Row]) -> tuple[Row, ...]:
+    if not rows:
+        raise ValueError("registry has no candidates for mechanism='auto' for this task")
     # Ties go to the earlier family (the papers' mechanism is listed first).
     order = {name: i for i, (name, _, _) in enumerate(rows)}
     return tuple(sorted(rows, key=lambda r: (r[2], order[r[0]])))

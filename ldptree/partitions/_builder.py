@@ -10,6 +10,15 @@ With no public rows at all (``X`` of shape ``(0, d)``) the count rules are meani
 node is split down to ``max_depth``: the data-free partition. Rules must then propose splits that
 need no data (the max-edge midpoint does).
 
+Refinement of cells the public data cannot split (``refine_empty = k > 0``, default 0: off): a
+node at depth ``s < max_depth`` that the rules above would make a leaf (too few public points or
+distinct rows, or no candidate keeping ``min_samples_leaf`` points on each side) is instead
+replaced by the data-free grid of depth ``r = min(k, max_depth - s)`` below it: each node of that
+subtree is split at the midpoint of its longest side (the smallest feature index among equals),
+whatever public points it holds, so the cell becomes ``2^r`` cells. The rule is public and
+data-free, so the partition stays a function of the public data; with ``k = 0`` the partition is
+exactly the one grown without it.
+
 Growth visits nodes depth first, left child first (node numbers and the randomised rules' keys
 follow that order); loops run over nodes (at most ``2^(s+1)``), never over rows, and never over
 private data. The per-node work is array work on the node's public rows, kept linear:
@@ -36,7 +45,7 @@ import jax
 import numpy as np
 
 from ldptree._typing import BoolArray, FloatArray, IntArray, PRNGKey
-from ldptree._validation import check_matrix, check_vector
+from ldptree._validation import check_int, check_matrix, check_vector
 from ldptree.partitions._criteria import CRITERIA, check_criterion_labels
 from ldptree.partitions._params import nonneg_int
 from ldptree.partitions._partition import Partition
@@ -62,8 +71,12 @@ def grow(
     min_samples_leaf: int,
     propose: Proposer,
     memo: NodeMemo | None = None,
+    refine_empty: int = 0,
 ) -> Partition:
     """Grow a partition of ``[0, 1]^d`` from public rows ``X`` (already scaled) and labels ``y``.
+
+    ``refine_empty = k`` splits every cell the public data cannot split further data-free, up to
+    ``k`` more levels and never past ``max_depth`` (module docstring; ``0``: off).
 
     ``memo`` (for deterministic rules only) shares node work between growths on the same ``X``,
     ``y`` and rule with different stopping sizes: a node's proposals and its number of distinct
@@ -79,6 +92,12 @@ def grow(
             f"partition splits every node, so it has 2**max_depth cells; got max_depth="
             f"{max_depth} (pass public rows, or a smaller depth)"
         )
+    refine = check_int(refine_empty, "refine_empty", minimum=0)
+    if refine > MAX_DATA_FREE_DEPTH:
+        raise ValueError(
+            f"refine_empty must be <= {MAX_DATA_FREE_DEPTH} (a refined cell becomes up to "
+            f"2**refine_empty cells), got {refine}"
+        )
     public = _PublicRows(X, y)
     feature: list[int] = [-1]
     threshold: list[float] = [np.nan]
@@ -86,11 +105,56 @@ def grow(
     right: list[int] = [-1]
     lower: list[FloatArray] = [np.zeros(d)]
     upper: list[FloatArray] = [np.ones(d)]
-    stack: list[tuple[int, Node]] = [(0, Node(public, np.arange(n), lower[0], upper[0], 0))]
+    # the third item: levels of data-free refinement left below the node (None: grown by rules)
+    stack: list[tuple[int, Node, int | None]] = [
+        (0, Node(public, np.arange(n), lower[0], upper[0], 0), None)
+    ]
+
+    def add_children(
+        index: int,
+        node: Node,
+        f: int,
+        t: float,
+        go_left: BoolArray,
+        keep: tuple[bool, bool],
+        free: int | None,
+    ) -> None:
+        """Split ``node`` at ``x_f < t`` and push its children (left on top)."""
+        ids = (len(feature), len(feature) + 1)
+        feature[index], threshold[index] = f, t
+        left[index], right[index] = ids
+        lo_right, up_left = node.lower.copy(), node.upper.copy()
+        up_left[f] = lo_right[f] = t
+        for _ in ids:
+            feature.append(-1)
+            threshold.append(np.nan)
+            left.append(-1)
+            right.append(-1)
+        lower.extend([node.lower, lo_right])
+        upper.extend([up_left, node.upper])
+        rows_left, rows_right = (node.rows[part] for part in mask_indices(go_left))
+        views = node.split_views(go_left, keep)
+        depth, distinct = node.depth + 1, node.distinct
+        stack.append(
+            (
+                ids[1],
+                Node(public, rows_right, lo_right, node.upper, depth, views[1], distinct),
+                free,
+            )
+        )
+        stack.append(
+            (ids[0], Node(public, rows_left, node.lower, up_left, depth, views[0], distinct), free)
+        )
+
     while stack:
-        index, node = stack.pop()
+        index, node, free = stack.pop()
         depth, m = node.depth, node.n_rows
-        if depth >= max_depth:
+        if depth >= max_depth or free == 0:
+            continue
+        if free is not None:  # inside a refined cell: the data-free midpoint of the longest side
+            f = int(np.argmax(node.upper - node.lower))
+            t = float((node.lower[f] + node.upper[f]) / 2.0)
+            add_children(index, node, f, t, node.column(f) < t, (False, False), free - 1)
             continue
         node_id, cached = b"", None
         if data_free or m <= min_samples_split:
@@ -107,6 +171,8 @@ def grow(
             cached = None if memo is None else memo.get(node_id)
             n_distinct = node.n_distinct() if cached is None else cached[0]
         if not data_free and n_distinct <= min_samples_split:
+            if refine:  # the public data stop here: refine the cell data-free
+                stack.append((index, node, refine))
             continue
         if cached is not None:
             candidates = cached[1]
@@ -119,41 +185,17 @@ def grow(
             n_left = int(np.count_nonzero(go_left))
             if not data_free and min(n_left, m - n_left) < min_samples_leaf:
                 continue
-            ids = (len(feature), len(feature) + 1)
-            feature[index], threshold[index] = f, t
-            left[index], right[index] = ids
-            lo_right, up_left = node.lower.copy(), node.upper.copy()
-            up_left[f] = lo_right[f] = t
-            for _ in ids:
-                feature.append(-1)
-                threshold.append(np.nan)
-                left.append(-1)
-                right.append(-1)
-            lower.extend([node.lower, lo_right])
-            upper.extend([up_left, node.upper])
             # only children that will be examined need the sorted views
-            rows_left, rows_right = (node.rows[part] for part in mask_indices(go_left))
-            examined, distinct = depth + 1 < max_depth, node.distinct
-            views = node.split_views(
-                go_left,
-                (
-                    examined and (data_free or n_left > min_samples_split),
-                    examined and (data_free or m - n_left > min_samples_split),
-                ),
+            examined = depth + 1 < max_depth
+            keep = (
+                examined and (data_free or n_left > min_samples_split),
+                examined and (data_free or m - n_left > min_samples_split),
             )
-            stack.append(
-                (
-                    ids[1],
-                    Node(public, rows_right, lo_right, node.upper, depth + 1, views[1], distinct),
-                )
-            )
-            stack.append(
-                (
-                    ids[0],
-                    Node(public, rows_left, node.lower, up_left, depth + 1, views[0], distinct),
-                )
-            )
+            add_children(index, node, f, t, go_left, keep, None)
             break
+        else:
+            if refine and not data_free:  # no candidate qualifies: refine the cell data-free
+                stack.append((index, node, refine))
     return Partition.from_arrays(
         feature=feature,
         threshold=threshold,
@@ -365,11 +407,17 @@ class TreeRule:
         A node with at most this many public points (or distinct public rows) is a leaf.
     min_samples_leaf:
         ``n_l``: a split is rejected when either child would hold fewer public points.
+    refine_empty:
+        ``k`` (keyword only; default 0: off): a cell the public data cannot split further (the
+        rules above) is split data-free at the midpoint of its longest side, and so on for up
+        to ``k`` more levels, never past ``max_depth`` (:func:`grow`). Lets a later round of
+        private reports resolve regions with holders but no public points.
     """
 
     max_depth: int = attrs.field(default=4, validator=nonneg_int)
     min_samples_split: int = attrs.field(default=5, validator=nonneg_int)
     min_samples_leaf: int = attrs.field(default=2, validator=nonneg_int)
+    refine_empty: int = attrs.field(default=0, validator=nonneg_int, kw_only=True)
 
     #: Whether proposals ignore the key (rules that draw randomness set this to False).
     deterministic: ClassVar[bool] = True
@@ -421,6 +469,7 @@ class TreeRule:
             min_samples_leaf=self.min_samples_leaf,
             propose=propose,
             memo=memo,
+            refine_empty=self.refine_empty,
         )
 
     def _check_inputs(self, X: FloatArray, y: FloatArray | None, key: PRNGKey | None) -> None:

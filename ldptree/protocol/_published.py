@@ -68,7 +68,8 @@ PUBLISHED_SCHEMA = "ldptree.protocol/published"
 SCHEMA_VERSION = 1
 
 
-#: Mechanisms a published round may name: every built-in kit mechanism, by class name.
+#: Mechanisms a published round may name: every publishable built-in (the kit's), by class name
+#: (:func:`~ldptree.mechanisms.mechanism_registry`).
 MECHANISMS: Mapping[str, type[KitMechanism]] = ldptree.mechanisms.kit_built_ins()
 
 

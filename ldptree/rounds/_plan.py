@@ -85,7 +85,7 @@ class Round:
         data before; a caller that shares one read among rounds watches each key itself."""
         scale, convert = self.scaler, self.labels
         chunks = source.chunks(self.chunk_size)
-        if self.holders is not None and self.holders.split.n_parts > 1:
+        if self.holders is not None and (self.holders.split.n_parts > 1 or self.holders.complement):
             chunks = rebatch(self.holders.select(chunks), self.chunk_size)
         raw = (
             (X if scale is None else scale.transform(X), y if convert is None else convert(y))

@@ -12,7 +12,9 @@ are multinomial (each holder lands in a part with probability ``1 / n_parts``).
 
 A :class:`~ldptree.rounds.Round` with ``holders=HolderPart(split, p)`` reads only part ``p``'s
 holders; they are numbered ``0, 1, ...`` within the part (their noise is drawn from the round's
-release key and that number, as for any round).
+release key and that number, as for any round). ``HolderPart(split, p, complement=True)`` is every
+holder *outside* part ``p`` (e.g. a first round on part 0 and a second round on all the others:
+still disjoint, so still parallel).
 """
 
 from __future__ import annotations
@@ -85,10 +87,14 @@ class HolderSplit:
 
 @attrs.frozen
 class HolderPart:
-    """Part ``index`` of a :class:`HolderSplit`: the holders a round reads."""
+    """Part ``index`` of a :class:`HolderSplit`: the holders a round reads (``complement``:
+    every holder outside part ``index`` instead)."""
 
     split: HolderSplit = attrs.field(validator=attrs.validators.instance_of(HolderSplit))
     index: int = attrs.field()
+    complement: bool = attrs.field(
+        default=False, kw_only=True, validator=attrs.validators.instance_of(bool)
+    )
 
     @index.validator
     def _check_index(self, attribute: attrs.Attribute[int], value: Any) -> None:
@@ -101,9 +107,14 @@ class HolderPart:
         first = 0
         for X, y in chunks:
             m = int(X.shape[0])
-            if self.split.n_parts == 1:
+            if self.split.n_parts == 1 and not self.complement:
                 yield X, y
             else:
-                keep = self.split.parts_of(first, m) == self.index
+                keep = (self.split.parts_of(first, m) == self.index) != self.complement
                 yield np.asarray(X)[keep], np.asarray(y)[keep]
             first += m
+
+    def size(self, n: int) -> int:
+        """How many of holders ``0..n-1`` this part has."""
+        own = int(self.split.sizes(n)[self.index])
+        return n - own if self.complement else own

@@ -52,7 +52,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import attrs
 import jax
@@ -63,6 +63,8 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from ldptree.accounting import audit_ldp, check_sampler, verify_ldp
+from ldptree.mechanisms import MechanismEntry, mechanism_registry
+from ldptree.mechanisms._registry import Task
 from ldptree.testing._strategies import partitions
 
 __all__ = [
@@ -74,8 +76,6 @@ __all__ = [
     "mechanism_checks",
     "pytest_params",
 ]
-
-Task = Literal["regression", "classification"]
 
 
 @attrs.frozen
@@ -437,122 +437,15 @@ class BuiltIn:
         return mechanism_checks(self.make, task=self.task, **self.options)
 
 
-def _rr(epsilon: float) -> Any:
-    from ldptree.mechanisms import RRLaplaceMechanism
-
-    return RRLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _cell_class(epsilon: float) -> Any:
-    from ldptree.mechanisms import LaplaceCellClassMechanism
-
-    return LaplaceCellClassMechanism(epsilon=epsilon, n_classes=3)
+def _built_in(entry: MechanismEntry) -> BuiltIn:
+    classes = {"n_classes": 3} if entry.task == "classification" else {}  # as entry.make builds
+    return BuiltIn(entry.make, entry.task, {**classes, **dict(entry.example)})
 
 
-def _cell_label(epsilon: float) -> Any:
-    from ldptree.mechanisms import LaplaceCellLabelMechanism
-
-    return LaplaceCellLabelMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _features(epsilon: float) -> Any:
-    from ldptree.mechanisms import LaplaceFeatureLabelMechanism
-
-    return LaplaceFeatureLabelMechanism(epsilon=epsilon, n_features=2, label_bound=(-1.0, 1.0))
-
-
-def _duchi(epsilon: float) -> Any:
-    from ldptree.mechanisms import DuchiMechanism
-
-    return DuchiMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _piecewise(epsilon: float) -> Any:
-    from ldptree.mechanisms import PiecewiseMechanism
-
-    return PiecewiseMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _oue(epsilon: float) -> Any:
-    from ldptree.mechanisms import OUELaplaceMechanism
-
-    return OUELaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _oue_class(epsilon: float) -> Any:
-    from ldptree.mechanisms import OUECellClassMechanism
-
-    return OUECellClassMechanism(epsilon=epsilon, n_classes=3)
-
-
-def _krr(epsilon: float) -> Any:
-    from ldptree.mechanisms import KRRLaplaceMechanism
-
-    return KRRLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _krr_joint(epsilon: float) -> Any:
-    from ldptree.mechanisms import KRRJointMechanism
-
-    return KRRJointMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _krr_class(epsilon: float) -> Any:
-    from ldptree.mechanisms import KRRCellClassMechanism
-
-    return KRRCellClassMechanism(epsilon=epsilon, n_classes=3)
-
-
-def _hadamard(epsilon: float) -> Any:
-    from ldptree.mechanisms import HadamardLaplaceMechanism
-
-    return HadamardLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _subset(epsilon: float) -> Any:
-    from ldptree.mechanisms import SubsetLaplaceMechanism
-
-    return SubsetLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _subset_class(epsilon: float) -> Any:
-    from ldptree.mechanisms import SubsetCellClassMechanism
-
-    return SubsetCellClassMechanism(epsilon=epsilon, n_classes=3)
-
-
-def _olh(epsilon: float) -> Any:
-    from ldptree.mechanisms import OLHLaplaceMechanism
-
-    return OLHLaplaceMechanism(epsilon=epsilon, label_bound=(-1.0, 1.0))
-
-
-def _olh_class(epsilon: float) -> Any:
-    from ldptree.mechanisms import OLHCellClassMechanism
-
-    return OLHCellClassMechanism(epsilon=epsilon, n_classes=3)
-
-
-#: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it; a
-#: new built-in needs an entry here (the repo's suite fails until it has one).
-BUILT_INS: dict[str, BuiltIn] = {
-    "RRLaplaceMechanism": BuiltIn(_rr, "regression"),
-    "LaplaceCellClassMechanism": BuiltIn(_cell_class, "classification", {"n_classes": 3}),
-    "LaplaceCellLabelMechanism": BuiltIn(_cell_label, "regression"),
-    "LaplaceFeatureLabelMechanism": BuiltIn(_features, "regression", {"n_features": 2}),
-    "DuchiMechanism": BuiltIn(_duchi, "regression"),
-    "PiecewiseMechanism": BuiltIn(_piecewise, "regression"),
-    "OUELaplaceMechanism": BuiltIn(_oue, "regression"),
-    "OUECellClassMechanism": BuiltIn(_oue_class, "classification", {"n_classes": 3}),
-    "KRRLaplaceMechanism": BuiltIn(_krr, "regression"),
-    "KRRJointMechanism": BuiltIn(_krr_joint, "regression"),
-    "KRRCellClassMechanism": BuiltIn(_krr_class, "classification", {"n_classes": 3}),
-    "HadamardLaplaceMechanism": BuiltIn(_hadamard, "regression"),
-    "SubsetLaplaceMechanism": BuiltIn(_subset, "regression"),
-    "SubsetCellClassMechanism": BuiltIn(_subset_class, "classification", {"n_classes": 3}),
-    "OLHLaplaceMechanism": BuiltIn(_olh, "regression"),
-    "OLHCellClassMechanism": BuiltIn(_olh_class, "classification", {"n_classes": 3}),
-}
+#: Every built-in mechanism class (by name in :mod:`ldptree.mechanisms`) and how to test it: a
+#: view of :func:`~ldptree.mechanisms.mechanism_registry` (a new built-in needs an entry there;
+#: the repo's suite fails until it has one).
+BUILT_INS: dict[str, BuiltIn] = {e.name: _built_in(e) for e in mechanism_registry().entries}
 
 
 #: Mechanism classes exported by :mod:`ldptree.mechanisms` that are not standalone built-ins

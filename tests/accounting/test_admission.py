@@ -110,6 +110,7 @@ def test_a_library_mechanism_is_proven_only_as_its_exact_class() -> None:
     )
 
 
+@pytest.mark.slow
 def test_a_hand_written_certificate_never_says_pure() -> None:
     cert = verify_ldp(_OwnPrivatize(epsilon=1.0, label_bound=1.0), n_cells=3)
     assert cert.law_holds and cert.delta == 0.0 and cert.exact

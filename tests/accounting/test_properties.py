@@ -25,6 +25,7 @@ from ldptree.testing import assert_ldp, budgets, partitions, records, rr_laplace
 
 
 @given(partition=partitions(max_depth=6), mech=rr_laplace_mechanisms())
+@pytest.mark.slow
 def test_built_in_certificate_holds_and_is_tight(
     partition: Partition, mech: RRLaplaceMechanism
 ) -> None:
@@ -65,6 +66,7 @@ def test_third_party_laplace_certificate_is_exact(partition: Partition, epsilon:
 
 
 @given(n_cells=st.integers(2, 4096), mech=rr_laplace_mechanisms())
+@pytest.mark.slow
 def test_randomized_response_on_long_one_hot_vectors(
     n_cells: int, mech: RRLaplaceMechanism
 ) -> None:

@@ -29,6 +29,7 @@ class _TrueCell(RRLaplaceMechanism):
         return report._replace(bits=jax.nn.one_hot(jnp.asarray(cells), n_cells, dtype=bool))
 
 
+@pytest.mark.slow
 def test_a_sampler_that_ignores_its_declared_law_is_rejected() -> None:
     mech = _TrueCell(epsilon=1.0, label_bound=1.0)
     result = check_sampler(mech, 5, label_bound=1.0, key=jax.random.PRNGKey(0))
@@ -48,6 +49,7 @@ def test_a_sampler_that_ignores_its_declared_law_is_rejected() -> None:
         (LaplaceCellClassMechanism(epsilon=2.0, n_classes=3), None),
     ],
 )
+@pytest.mark.slow
 def test_built_in_samplers_are_not_rejected(mech: Any, label_bound: Any) -> None:
     result = check_sampler(mech, 4, label_bound=label_bound, key=jax.random.PRNGKey(1))
     assert not result.rejected and result.n_tests > 0

@@ -146,6 +146,7 @@ def test_certificate_refuses_undeclared_shape() -> None:
         verify_ldp(mech, n_cells=1)
 
 
+@pytest.mark.slow
 def test_mechanism_reports_are_chunk_invariant_and_unbiased() -> None:
     mech = LaplaceFeatureLabelMechanism(epsilon=2.0, n_features=3, label_bound=(0.0, 10.0))
     rng = np.random.default_rng(7)

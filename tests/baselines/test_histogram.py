@@ -170,3 +170,35 @@ def test_histograms_refuse_a_named_mechanism(name: str) -> None:
     ):
         with pytest.raises(ValueError, match="takes mechanism=None"):
             model.fit(X, (X[:, 0] > 0.5).astype(int))
+
+
+@pytest.mark.parametrize(
+    ("make", "classify"),
+    [
+        (lambda: PHISTRegressor(epsilon=4.0, label_bound=(-1.0, 3.0), random_state=17), False),
+        (lambda: APHISTRegressor(epsilon=4.0, label_bound=(-1.0, 3.0), random_state=17), False),
+        (lambda: PHISTClassifier(epsilon=4.0, classes=[0, 1], random_state=17), True),
+    ],
+    ids=["phist", "aphist", "phist-c"],
+)
+def test_plan_run_equals_fit(make, classify) -> None:
+    """The histograms share the fit skeleton: ``plan(...).run(rows)`` ends in exactly the model
+    ``fit`` gives, and the plan publishes its round (``fit_many``, which batches their rounds
+    now, is pinned by tests/rounds/test_fit_fingerprints.py)."""
+    from ldptree.protocol import load_published
+    from ldptree.rounds import PrivateRows
+
+    X, y = _data(2000, 5)
+    Xq, yq = _data(200, 6)
+    if classify:
+        y, yq = (y > 1.0).astype(int), (yq > 1.0).astype(int)
+    fitted = make().fit(X, y, X_public=Xq, y_public=yq)
+    plan = make().plan(Xq, yq, n_holders=X.shape[0])
+    assert plan.round is not None and plan.privacy.epsilon == pytest.approx(4.0)
+    planned = plan.run(PrivateRows.of(X, y))
+    np.testing.assert_array_equal(planned.leaf_values_, fitted.leaf_values_)
+    np.testing.assert_array_equal(planned.predict(Xq), fitted.predict(Xq))
+    assert planned.privacy_ == fitted.privacy_
+    assert load_published(plan.publish()).mechanism == fitted.mechanism_
+    with pytest.raises(ValueError, match="n_features"):
+        make().plan()

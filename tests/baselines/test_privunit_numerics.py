@@ -67,6 +67,7 @@ def test_non_finite_input_is_the_null_record():
 
 
 @pytest.mark.parametrize("big", [1e25, 1e38, F32_MAX])
+@pytest.mark.slow
 def test_psgd_fit_with_one_huge_holder_gives_finite_params(big):
     rng = np.random.default_rng(0)
     X = rng.uniform(size=(200, 3))

@@ -200,6 +200,7 @@ def test_outside_zero_predicts_the_first_class(binary: dict[str, Any]) -> None:
     assert model.predict_proba(far).tolist() == [[1.0, 0.0]]
 
 
+@pytest.mark.slow
 def test_prior_fallback_replaces_non_positive_denominators(binary: dict[str, Any]) -> None:
     model = _fit(binary, epsilon=0.05, max_depth=4, lam=0.0, fallback="prior")
     bad = model.estimates_.count <= 0

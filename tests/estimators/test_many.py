@@ -93,6 +93,7 @@ class _Unstaged:
         return self.inner.fit(X, y, X_public=X_public, y_public=y_public)
 
 
+@pytest.mark.slow
 def test_classifiers_fitted_together_equal_their_own_fits() -> None:
     rng = np.random.default_rng(2)
     X, Xq = rng.random((600, 2)), rng.random((150, 2))

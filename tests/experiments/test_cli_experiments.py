@@ -51,6 +51,7 @@ def unseen_folder(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_reproduce_quick_on_a_folder_never_seen(unseen_folder, tmp_path, capsys):
     out = tmp_path / "out"
     argv = ["reproduce", "lpdt-table", "--quick", "--reps", "2", "--data-dir", str(unseen_folder)]

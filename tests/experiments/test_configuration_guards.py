@@ -78,6 +78,7 @@ def test_the_unguarded_deconv_row_is_flagged(tmp_path):
     assert row.guards == "guard and label clipping off (guard='none')"
 
 
+@pytest.mark.slow
 def test_a_too_fine_grid_warns_once_at_the_callers_line(tmp_path):
     tuning = PrivateTuning({"lpdt-m": Grid({"max_depth": (1, 2, 3)})})
     experiment = Experiment("t", [source("a"), source("b")], ["lpdt-m"], (1.0, 2.0), 2, tuning)

@@ -27,6 +27,7 @@ def test_forest_methods_build_forests_with_tree_parameters() -> None:
 
 
 @pytest.mark.parametrize("mode", ["fixed", "oracle"])
+@pytest.mark.slow
 def test_forests_run_in_the_runner_and_record_epsilon(mode: str, tmp_path) -> None:  # type: ignore[no-untyped-def]
     methods = ["lpdt-m", "lpdt-forest", "lpdt-forest-seq"]
     if mode == "fixed":

@@ -58,6 +58,7 @@ def test_lpct_figure4_quick(tmp_path):
     assert (tmp_path / "figure4.png").stat().st_size > 20_000
 
 
+@pytest.mark.slow
 def test_lpct_table_quick_oracle_and_private(data_dir, tmp_path):
     argv = ["reproduce", "lpct-table", "--quick", "--data-dir", str(data_dir), "--out"]
     assert main([*argv, str(tmp_path)]) == 0
@@ -77,6 +78,7 @@ def test_lpct_table_quick_oracle_and_private(data_dir, tmp_path):
     assert "paper lpct-v" in report and "LPCT-V (private tuning)" in report
 
 
+@pytest.mark.slow
 def test_census_split_matches_the_paper_sizes(data_dir):
     census = lpct_source("adult-census", data_dir)
     # the paper's Census: n_Q = 41292 US natives, n_P = 3144 = 0.8 x 3930

@@ -171,6 +171,7 @@ def test_a_folder_in_use_is_refused(oracle_experiment, tmp_path):
         unlock_folder(held)
 
 
+@pytest.mark.slow
 def test_a_killed_run_never_blocks_the_next(oracle_experiment, tmp_path):
     """A run killed with SIGKILL while it holds the folder: the next run starts at once, with
     no manual step (and a lock file left by an earlier version of the runner is ignored)."""
@@ -245,6 +246,7 @@ def test_worker_processes_give_the_same_rows(tmp_path):
     assert sorted(_rows_without_time(one), key=key) == sorted(_rows_without_time(two), key=key)
 
 
+@pytest.mark.slow
 def test_oracle_grid_fitted_together_gives_the_point_by_point_rows(tmp_path, monkeypatch):
     """The oracle fits a cell's grid with fit_many (rounds batched); the rows are those of
     fitting grid point by grid point, value for value."""

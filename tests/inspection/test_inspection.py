@@ -297,6 +297,7 @@ np.save(sys.argv[3], model.predict(np.load(sys.argv[2])))
 """
 
 
+@pytest.mark.slow
 def test_pickle_across_processes(tmp_path: Path) -> None:
     """A model pickled in one process predicts the same bits in another."""
     files = [str(tmp_path / name) for name in ("model.pkl", "X.npy", "a.npy", "b.npy")]

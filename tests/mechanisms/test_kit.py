@@ -66,6 +66,7 @@ def _records(n: int, n_cells: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return rng.integers(0, n_cells, n).astype(np.int32), rng.uniform(-1.5, 1.5, n)
 
 
+@pytest.mark.slow
 def test_index_release_reports_one_integer_and_sums_exactly() -> None:
     mech = KRR(3.0)
     cells, labels = _records(3000, 7, 0)

@@ -51,6 +51,7 @@ def test_reports_have_the_documented_shapes(n_classes: int) -> None:
     assert np.abs(np.asarray(report.cell)).max() <= mech.noise.max_abs_output
 
 
+@pytest.mark.slow
 def test_reports_do_not_depend_on_chunking_and_fused_sums_agree() -> None:
     mech = LaplaceCellClassMechanism(epsilon=2.0, n_classes=3)
     cells, labels = _records(3000, 5, 3, 1)

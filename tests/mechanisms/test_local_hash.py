@@ -188,6 +188,7 @@ def test_class_debiasing_is_unbiased() -> None:
     assert np.all(counts.var(0) <= 1.5 * n * bound.count)
 
 
+@pytest.mark.slow
 def test_reports_are_one_holder_at_a_time() -> None:
     """Chunking, caller-supplied words and the fused sums agree with privatize."""
     mechanism = OLHLaplaceMechanism(epsilon=2.0, label_bound=1.0)

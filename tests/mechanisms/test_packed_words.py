@@ -34,6 +34,7 @@ class Hadamard(GeometricLabel, KitMechanism):
         raise NotImplementedError
 
 
+@pytest.mark.slow
 def test_packed_sampler_draws_one_word_less_and_the_certified_law() -> None:
     """``check_sampler``: chi-square of the reports against the Hadamard channel, Bonferroni
     false-failure rate 1e-6."""

@@ -116,6 +116,7 @@ def test_fused_path_equals_privatize_then_summarize(n, L):
     assert int(fused["code"]) == int(code.sum())
 
 
+@pytest.mark.slow
 def test_jit_and_eager_privatization_agree():
     m = RRLaplaceMechanism(epsilon=2.0, label_bound=1.0)
     cells = np.arange(40, dtype=np.int32) % 3
@@ -276,6 +277,7 @@ def _bits_digest() -> str:
     return digest.hexdigest()
 
 
+@pytest.mark.slow
 def test_flip_stream_is_pinned():
     assert _bits_digest() == _BITS_SHA256
 
@@ -297,6 +299,7 @@ def test_one_compiled_kernel_serves_every_budget_and_label_bound():
     assert _privatize_summarize._cache_size() - before <= 1
 
 
+@pytest.mark.slow
 def test_cell_variance_bounds_the_empirical_variance_of_debiased_estimates() -> None:
     """Monte Carlo over 400 independent fits of 2,000 holders all at the label bound's extreme:
     the empirical variances of c^_j and s^_j stay below the predicted bound times 1.25 (the

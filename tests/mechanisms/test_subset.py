@@ -60,6 +60,7 @@ def test_realised_budget_is_within_the_claim_and_close_to_it(epsilon: float, d: 
         (SubsetLaplaceMechanism(epsilon=3.0, label_bound=1.0, subset_size=2), 0.0),
     ],
 )
+@pytest.mark.slow
 def test_sampler_draws_the_exact_law(mechanism, label) -> None:
     """Chi-square of 60,000 reports of one record (a middle cell) against the exact set
     probabilities; false-failure rate 1e-6."""
@@ -138,6 +139,7 @@ def _jobs(mechanism, cells, labels, n_cells, repeats):
     ]
 
 
+@pytest.mark.slow
 def test_regression_debiasing_is_unbiased() -> None:
     """200 fits of 1,500 holders: every cell's mean debiased count and label sum lies within 5
     standard errors of the truth (the per-holder variance bound gives the standard error; a
@@ -182,6 +184,7 @@ def test_class_debiasing_is_unbiased() -> None:
     assert np.all(np.abs(counts - truth.sum(1)) <= 5 * math.sqrt(n * bound.count / repeats))
 
 
+@pytest.mark.slow
 def test_reports_are_one_holder_at_a_time() -> None:
     """Chunking, caller-supplied words and the fused sums agree with privatize."""
     mechanism = SubsetLaplaceMechanism(epsilon=1.0, label_bound=1.0)

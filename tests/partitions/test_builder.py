@@ -138,6 +138,7 @@ def _dataset(rng: np.random.Generator, n: int, d: int, kind: str):
 
 
 @pytest.mark.parametrize("seed", range(4))
+@pytest.mark.slow
 def test_partitions_equal_the_transcription(seed: int) -> None:
     rng = np.random.default_rng(seed)
     key = jax.random.key(seed)

@@ -85,6 +85,7 @@ def test_jit_and_eager_routing_agree():
 
 
 @given(partitions(max_depth=5))
+@pytest.mark.slow
 def test_numpy_and_jitted_routing_agree(p):
     # Concrete input of a few rows is routed in NumPy, traced input by the jitted walk; both
     # must give the same cells, including rows outside the cube.

@@ -27,6 +27,7 @@ def _data(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, (X[:, 0] > 50.0).astype(float)
 
 
+@pytest.mark.slow
 def test_transformers_see_only_public_data() -> None:
     X, y = _data(300, 0)
     Xp, yp = _data(80, 1)
@@ -76,6 +77,7 @@ def test_public_pipeline_refuses_without_public_data() -> None:
         pipe.fit(*_data(50, 5))
 
 
+@pytest.mark.slow
 def test_grid_search_over_a_public_pipeline() -> None:
     X, y = _data(300, 6)
     Xp, yp = _data(90, 7)

@@ -8,9 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_the_capacity_benchmark_runs(tmp_path: Path) -> None:
     out = tmp_path / "bench"
     run = subprocess.run(

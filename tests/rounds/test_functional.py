@@ -162,7 +162,7 @@ def test_vmapped_lpdt_fits_over_keys_equal_separate_fits():
     assert not np.allclose(separate[0].values, separate[1].values)
 
 
-@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("n_classes", [2, pytest.param(3, marks=pytest.mark.slow)])
 def test_vmapped_lpct_fits_over_keys_equal_separate_fits(n_classes):
     X, y, Xq, yq = _classification(n_classes=n_classes)
     partition = MaxEdgePartitioner(max_depth=3, min_samples_split=5, min_samples_leaf=2).fit(Xq)
@@ -190,6 +190,7 @@ def test_vmapped_lpct_fits_over_keys_equal_separate_fits(n_classes):
         )
 
 
+@pytest.mark.slow
 def test_vmapped_lpct_pruned_fits_over_keys_equal_separate_fits():
     X, y, Xq, yq = _classification(seed=4)
     partition = MaxEdgePartitioner(max_depth=5, min_samples_split=1, min_samples_leaf=1).fit(Xq)

@@ -101,3 +101,24 @@ def test_a_round_over_a_part_equals_a_round_over_its_rows(kind: str, executor: A
         np.testing.assert_array_equal(
             np.asarray(result.estimates.label_sum), np.asarray(alone.estimates.label_sum)
         )
+
+
+def test_complement_is_every_holder_outside_the_part() -> None:
+    split = HolderSplit(4, seed=7)
+    X = np.arange(200, dtype=np.float64).reshape(100, 2)
+    y = np.arange(100, dtype=np.float64)
+    own = HolderPart(split, 1)
+    rest = HolderPart(split, 1, complement=True)
+    got = {
+        part: np.concatenate([b for _, b in part.select([(X[:37], y[:37]), (X[37:], y[37:])])])
+        for part in (own, rest)
+    }
+    parts = split.parts_of(0, 100)
+    np.testing.assert_array_equal(got[own], y[parts == 1])
+    np.testing.assert_array_equal(got[rest], y[parts != 1])
+    assert own.size(100) + rest.size(100) == 100 and rest.size(100) == len(got[rest])
+    # with one part the complement is nobody
+    lone = HolderPart(HolderSplit(1), 0, complement=True)
+    assert sum(len(b) for _, b in lone.select([(X, y)])) == 0 and lone.size(100) == 0
+    with pytest.raises(TypeError):
+        HolderPart(split, 0, complement=1)  # type: ignore[arg-type]

@@ -76,6 +76,7 @@ def test_assert_ldp_failure_shows_the_witness() -> None:
     assert "bits:" in message and "code:" in message
 
 
+@pytest.mark.slow
 def test_assert_ldp_max_delta() -> None:
     mech = _Approximate(epsilon=1.0, label_bound=1.0)
     with pytest.raises(AssertionError, match="max_delta"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 _SCRIPT = """
 import sys
 sys.modules["hypothesis"] = None  # as if not installed
@@ -19,6 +21,7 @@ else:
 """
 
 
+@pytest.mark.slow
 def test_testing_imports_without_hypothesis() -> None:
     done = subprocess.run([sys.executable, "-c", _SCRIPT], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

@@ -75,6 +75,7 @@ def test_a_wrong_flip_probability_fails():
         assert_unbiased(FlipOff(2.0, BOUND), key=jax.random.key(2), label_bound=BOUND)
 
 
+@pytest.mark.slow
 def test_class_mechanisms_get_class_codes():
     mechanism = LaplaceCellClassMechanism(epsilon=4.0, n_classes=2)
     _, labels = unbiased_design(mechanism, 1000, 2, (0.0, 1.0))
