@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import attrs
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from ldptree.mechanisms import (
+    Candidate,
     LaplaceCellClassMechanism,
     MechanismChoice,
+    MechanismEntry,
     RRLaplaceMechanism,
     choose_class_mechanism,
     choose_regression_mechanism,
+    mechanism_registry,
     predicted_error,
 )
 from ldptree.mechanisms._choose import exact_error, public_residuals, rebuilt_candidate
@@ -205,3 +209,20 @@ def test_the_exact_prediction_orders_the_realised_errors() -> None:
         realised.append(_cell_mean_mse(mech, cells, labels, truth, n_cells, 1, runs=200))
         assert 0.5 < predicted / y.size / realised[-1] < 2.0, name
     assert realised == sorted(realised)
+
+
+def test_a_registered_candidate_without_exact_variance_leaves_the_bounds_to_rank() -> None:
+    @attrs.frozen
+    class NoExact(RRLaplaceMechanism):
+        exact_cell_variance = None  # states only its bounds
+
+    mine = mechanism_registry().with_entries(
+        MechanismEntry(NoExact, "regression", (Candidate("no-exact"),))
+    )
+    labels, cells = _public_sample()
+    kwargs = {"registry": mine, "public_labels": labels, "public_cells": cells}
+    choice = choose_regression_mechanism(16, 2.0, (-1.0, 1.0), **kwargs)
+    assert choice.basis == "bound"
+    assert choice == choose_regression_mechanism(16, 2.0, (-1.0, 1.0), registry=mine)
+    # the built-in registry ranks exactly
+    assert choose_regression_mechanism(16, 2.0, (-1.0, 1.0), public_labels=labels).basis == "exact"
