@@ -3,7 +3,8 @@
 ``mechanism="auto"`` (the default of :class:`~ldptree.LPDTRegressor` and the LPCT classifiers)
 picks, once the partition is grown on public data, the library mechanism with the smallest
 predicted error of the per-cell estimates for that number of cells, epsilon and label bound (or
-class count) (:func:`~ldptree.mechanisms.choose_regression_mechanism`,
+class count); for regression with public labels the prediction is the candidates' exact variance
+at the public labels' moments (:func:`~ldptree.mechanisms.choose_regression_mechanism`,
 :func:`~ldptree.mechanisms.choose_class_mechanism`). The inputs are public, so the choice costs
 no privacy; the fitted ``mechanism_choice_`` says what was chosen and what it was compared with.
 ``mechanism="paper"`` is the papers' mechanism (randomized response with ``budget_split = 1/2``
@@ -36,12 +37,21 @@ def _split(budget_split: Any) -> float | None:
 
 
 def regression_mechanism(
-    mechanism: Any, epsilon: float, bound: tuple[float, float], n_cells: int, budget_split: Any
+    mechanism: Any,
+    epsilon: float,
+    bound: tuple[float, float],
+    n_cells: int,
+    budget_split: Any,
+    *,
+    public_labels: Any = None,
+    public_cells: Any = None,
 ) -> tuple[Mechanism, MechanismChoice | None]:
     """The regression mechanism for a partition of ``n_cells`` cells and the choice behind it.
 
     ``budget_split="auto"``: the paper's ``1/2`` for ``"paper"``, the computed optimum for
-    ``"auto"``; a number fixes the split (every family is then compared at that split)."""
+    ``"auto"``; a number fixes the split (every family is then compared at that split).
+    ``public_labels`` and their ``public_cells`` (public data only): ``"auto"`` ranks by the exact
+    variances at their moments, otherwise by the bounds."""
     if not is_named(mechanism):
         return check_mechanism(mechanism, epsilon), None
     rho = _split(budget_split)
@@ -49,7 +59,14 @@ def regression_mechanism(
         split = 0.5 if rho is None else rho
         paper = mechanism_registry().named("paper", "regression")
         return paper.build(epsilon, label_bound=bound, budget_split=split), None
-    choice = choose_regression_mechanism(n_cells, epsilon, bound, budget_split=rho)
+    choice = choose_regression_mechanism(
+        n_cells,
+        epsilon,
+        bound,
+        budget_split=rho,
+        public_labels=public_labels,
+        public_cells=public_cells,
+    )
     return choice.mechanism, choice
 
 

@@ -76,6 +76,7 @@ from ldptree.estimators._readout import (
     holder_variance,
     shrinkage_strength,
 )
+from ldptree.estimators._shrunk_choice import shrunk_choice
 from ldptree.mechanisms._choose import MechanismChoice
 from ldptree.mechanisms._random import split
 from ldptree.mechanisms._variance import SupportsVariance
@@ -135,9 +136,12 @@ class LPDTRegressor(RegressorMixin, Planned, BaseEstimator):
     mechanism:
         ``"auto"`` (default; ``None`` too): once the partition is grown, the library mechanism
         and split with the smallest predicted error of a cell mean for its ``L`` cells, ``eps``
-        and the label bound (public inputs: no privacy cost;
-        :func:`~ldptree.mechanisms.choose_regression_mechanism`), reported in
-        ``mechanism_choice_``. ``"paper"``: the LPDT paper's randomized response on the
+        and the label bound: the exact variances at the public labels' moments, and under the
+        shrinkage read-out (named, ``"auto"`` or a :class:`ShrinkReadOut`) with ``n`` known
+        that read-out's error averaged over the count noise (public inputs: no privacy cost;
+        :func:`~ldptree.mechanisms.choose_regression_mechanism`,
+        :mod:`ldptree.estimators._shrunk_choice`), reported in ``mechanism_choice_``.
+        ``"paper"``: the LPDT paper's randomized response on the
         one-hot cell + a Laplace-type label (:class:`~ldptree.mechanisms.RRLaplaceMechanism`).
         Or a :class:`~ldptree.protocols.Mechanism` whose ``epsilon`` equals ``epsilon`` and which
         privatizes ``(cell, real label)`` records (``labels() -> RealLabels``; checked at the
@@ -272,11 +276,27 @@ class LPDTRegressor(RegressorMixin, Planned, BaseEstimator):
         )
 
     def _mechanism(
-        self, epsilon: float, bound: tuple[float, float], n_cells: int, *, paper: bool = False
+        self,
+        epsilon: float,
+        bound: tuple[float, float],
+        n_cells: int,
+        *,
+        paper: bool = False,
+        public_labels: Any = None,
+        public_cells: Any = None,
     ) -> tuple[Mechanism, MechanismChoice | None]:
-        """The mechanism for ``n_cells`` cells (``paper``: the papers' in place of ``"auto"``)."""
+        """The mechanism for ``n_cells`` cells (``paper``: the papers' in place of ``"auto"``;
+        ``public_labels`` / ``public_cells``: ``"auto"`` ranks by exact variances at them)."""
         name = "paper" if paper and is_named(self.mechanism) else self.mechanism
-        return regression_mechanism(name, epsilon, bound, n_cells, self.budget_split)
+        return regression_mechanism(
+            name,
+            epsilon,
+            bound,
+            n_cells,
+            self.budget_split,
+            public_labels=public_labels,
+            public_cells=public_cells,
+        )
 
     # -- the fit skeleton's hooks (fit, plan: estimators.Planned) --------------------------------
     def _settings(self) -> _Settings:
@@ -333,7 +353,20 @@ class LPDTRegressor(RegressorMixin, Planned, BaseEstimator):
         scaler = fit_scaler(Xq, d, settings.margin)
         Xq_scaled = np.empty((0, d)) if Xq is None else scaler.transform(Xq)
         partition = partitioner.fit(Xq_scaled, yq, key=key_partition)
-        mechanism, choice = self._mechanism(epsilon, bound, partition.n_leaves)
+        public_cells = None if yq is None else np.asarray(partition.cells(Xq_scaled))
+        mechanism, choice = self._mechanism(
+            epsilon, bound, partition.n_leaves, public_labels=yq, public_cells=public_cells
+        )
+        # the shrinkage runs: named (or "auto", which every candidate resolves to it), or the
+        # built-in ShrinkReadOut passed as an object
+        shrinks = (user_readout is None and self.readout != "ratio") or isinstance(
+            user_readout, ShrinkReadOut
+        )
+        if choice is not None and choice.basis == "exact" and n is not None and shrinks:
+            choice = _shrunk_choice(
+                choice, settings, bound, n, yq, public_cells, partition.n_leaves
+            )
+            mechanism = choice.mechanism
         charge = certified_spend(
             mechanism,
             n_cells=partition.n_leaves,
@@ -441,6 +474,43 @@ def _auto_ratio(mechanism: Mechanism, n: int, n_cells: int) -> float:
             "neither: pass a number"
         )
     return AUTO_RATIO_SDS * math.sqrt(variance / max(n, 1))
+
+
+def _shrunk_choice(
+    choice: MechanismChoice,
+    settings: _Settings,
+    bound: tuple[float, float],
+    n: int,
+    yq: Any,
+    cells: Any,
+    n_cells: int,
+) -> MechanismChoice:
+    """``"auto"`` re-ranked by the shrinkage read-out's predicted error for ``n`` holders
+    (:mod:`ldptree.estimators._shrunk_choice`), with each candidate's own strength ``a`` and
+    fallback threshold: public quantities only."""
+
+    def strength(mechanism: Mechanism) -> float:
+        a = shrinkage_strength(mechanism, n_cells, n, bound)
+        return math.inf if a is None else a
+
+    def floor(mechanism: Mechanism) -> float:
+        if isinstance(settings.user_readout, ShrinkReadOut):
+            return n * settings.user_readout.min_ratio
+        if settings.auto_ratio:
+            return n * _auto_ratio(mechanism, n, n_cells)
+        return n * settings.min_ratio
+
+    return shrunk_choice(
+        choice,
+        n_cells=n_cells,
+        epsilon=settings.epsilon,
+        bound=bound,
+        n=n,
+        public_labels=yq,
+        public_cells=cells,
+        strength=strength,
+        floor=floor,
+    )
 
 
 def _public_cells(

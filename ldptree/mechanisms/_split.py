@@ -92,6 +92,7 @@ def optimal_split(
     *,
     grid: Sequence[float] = DEFAULT_GRID,
     shift_invariant: bool = True,
+    error: Callable[[Any], float] | None = None,
 ) -> SplitChoice:
     """The ``budget_split`` minimising the predicted error of a cell mean (module docstring).
 
@@ -101,8 +102,11 @@ def optimal_split(
     ``(0, 1)``) and ``1/2`` are evaluated, then 20 points on each side of the best grid point,
     down to a tenth of the grid's spacing there. A split the factory refuses (a budget too small
     to realise) is skipped. With ``shift_invariant`` (default) the proxy is evaluated at the
-    centred bound (module docstring); the returned mechanism always has ``label_bound``. Uses
-    public quantities only: no privacy is spent.
+    centred bound (module docstring); the returned mechanism always has ``label_bound``.
+    ``error(mechanism)`` replaces the proxy (the mechanism built at the proxy bound), e.g. the
+    exact error at public-data moments of :func:`~ldptree.mechanisms.choose_regression_mechanism`
+    (pass ``shift_invariant=False`` with the bound it expects). Uses public quantities only: no
+    privacy is spent.
     """
     if not callable(factory):
         raise TypeError(f"factory must be callable, got {type(factory).__name__}")
@@ -125,7 +129,9 @@ def optimal_split(
             except ValueError:
                 values[rho] = math.inf
                 return math.inf
-            values[rho] = predicted_error(mech, n_cells, proxy_bound)
+            values[rho] = (
+                predicted_error(mech, n_cells, proxy_bound) if error is None else error(mech)
+            )
         return values[rho]
 
     for rho in points:

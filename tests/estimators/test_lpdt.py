@@ -12,7 +12,7 @@ from ldptree import LPDTRegressor
 from ldptree._validation import NotFittedError
 from ldptree.accounting import PrivacySpend
 from ldptree.datasets import lpdt_figure1, lpdt_uniform
-from ldptree.mechanisms import RRLaplaceMechanism
+from ldptree.mechanisms import RRLaplaceMechanism, choose_regression_mechanism
 from ldptree.partitions import MaxEdgePartitioner
 
 
@@ -39,6 +39,22 @@ def test_fit_predict_and_fitted_attributes(data):
     assert isinstance(m.privacy_, PrivacySpend) and m.privacy_.epsilon == 4.0
     assert math.isclose(sum(e for _, e in m.privacy_.parts), 4.0)
     assert -1.0 < m.score(Xt, yt) <= 1.0
+
+
+def test_auto_ranks_by_exact_variance_at_the_public_labels(data):
+    X, y, Xq, yq, *_ = data
+    # the ratio read-out: the exact ranking as it is (the shrinkage re-ranks it,
+    # tests/estimators/test_shrunk_choice.py)
+    kwargs = {"epsilon": 4.0, "max_depth": 3, "readout": "ratio", "random_state": 0}
+    m = LPDTRegressor(**kwargs).fit(X, y, X_public=Xq, y_public=yq)
+    cells = np.asarray(m.partition_.cells(m.scaler_.transform(Xq)))
+    expected = choose_regression_mechanism(
+        m.partition_.n_leaves, 4.0, m.label_bound_, public_labels=yq, public_cells=cells
+    )
+    assert m.mechanism_choice_ == expected and m.mechanism_choice_.basis == "exact"
+    # public data only: other private labels give the same choice
+    other = LPDTRegressor(**kwargs).fit(X, -y, X_public=Xq, y_public=yq)
+    assert other.mechanism_choice_ == m.mechanism_choice_
 
 
 def test_get_set_params_round_trip():
