@@ -69,9 +69,7 @@ from ldptree.estimators._base import (
     keeps_state_on_error,
 )
 from ldptree.estimators._classes import encode_labels, resolve_classes
-from ldptree.estimators._composition import make_partitioner
 from ldptree.estimators._inputs import check_fit_rows, fit_scaler, resolve_label_bound
-from ldptree.estimators._lpct import _CRITERIA as CLASS_CRITERIA
 from ldptree.estimators._lpct import LPCTClassifier
 from ldptree.estimators._lpct_readout import check_lam
 from ldptree.estimators._lpdt import LPDTRegressor
@@ -209,7 +207,9 @@ class _TwoRound(BaseEstimator):
 
     def _rule(self, tree: Any, max_depth: int) -> TreeRule:
         """The tree's named rule at ``max_depth``."""
-        raise NotImplementedError
+        rule = tree._partitioner(max_depth)
+        assert isinstance(rule, TreeRule)  # a named rule
+        return rule
 
     def _growth_labels(self, tree: Any, yq: Any) -> Any:
         """The public labels the rule grows on."""
@@ -416,11 +416,6 @@ class LPDTTwoRoundRegressor(RegressorMixin, _TwoRound):
             return {}
         return {"label_bound": resolve_label_bound(None, yq)}
 
-    def _rule(self, tree: Any, max_depth: int) -> TreeRule:
-        rule = tree._partitioner(max_depth)
-        assert isinstance(rule, TreeRule)  # a named rule
-        return rule
-
     def _growth_labels(self, tree: Any, yq: Any) -> Any:
         return yq
 
@@ -492,18 +487,6 @@ holder_split_, n_refine_, privacy_, privacy_ledger_, privacy_certificate_
 
     def _shared_public(self, tree: Any, yq: Any) -> dict[str, Any]:
         return {"classes": resolve_classes(tree.classes, yq)}
-
-    def _rule(self, tree: Any, max_depth: int) -> TreeRule:
-        rule = make_partitioner(
-            tree.rule,
-            max_depth=max_depth,
-            min_samples_split=tree.min_samples_split,
-            min_samples_leaf=tree.min_samples_leaf,
-            criterion=tree.criterion,
-            criteria=CLASS_CRITERIA,
-        )
-        assert isinstance(rule, TreeRule)  # a named rule
-        return rule
 
     def _growth_labels(self, tree: Any, yq: Any) -> Any:
         if yq is None:

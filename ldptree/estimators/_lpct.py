@@ -143,6 +143,16 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         check_choice(self.outside, "outside", _OUTSIDE)
         return epsilon, margin
 
+    def _partitioner(self, max_depth: Any) -> Partitioner:
+        return make_partitioner(
+            self.rule,
+            max_depth=max_depth,
+            min_samples_split=self.min_samples_split,
+            min_samples_leaf=self.min_samples_leaf,
+            criterion=self.criterion,
+            criteria=_CRITERIA,
+        )
+
     def _stage(
         self,
         epsilon: float,
@@ -168,14 +178,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
                 "y_public/classes); use LPCTClassifier for multi-class"
             )
         codes_q = None if yq is None else encode_labels(yq, classes, "y_public")
-        partitioner = make_partitioner(
-            self.rule,
-            max_depth=max_depth,
-            min_samples_split=self.min_samples_split,
-            min_samples_leaf=self.min_samples_leaf,
-            criterion=self.criterion,
-            criteria=_CRITERIA,
-        )
+        partitioner = self._partitioner(max_depth)
         if not is_named(self.mechanism):  # a user's mechanism is refused before the partition
             check_mechanism_fits(
                 self._kind, check_mechanism(self.mechanism, epsilon), n_classes=n_classes
