@@ -18,14 +18,16 @@ method; rule fixed before any test result was looked at):
    bias-variance balance (:mod:`ldptree.estimators._auto_depth`) for the holders one candidate
    trains on (``n_g``, or all ``n`` when ``k = 1``): ``{s_auto}``, ``{s_auto, s_auto + 1}`` or
    ``{s_auto - 1, s_auto, s_auto + 1}`` (shifted up to keep depths >= 1), read out with the
-   guarded default ``readout="auto"``, with the papers' mechanism at ``rho = 0.5``
-   (``mechanism="paper"``, fixed by the grid).
+   guarded default ``readout="auto"`` and the estimator's default ``mechanism="auto"`` (chosen
+   from public data by the read-out's predicted error; the papers' mechanism is one of its
+   candidates). The depth rule uses the papers' mechanism at ``rho = 0.5`` as its variance
+   reference.
 3. A one-point grid needs no validation: every training holder trains the single candidate
    (:class:`._tuning.PrivateTuning` skips the validation release when ``k = 1``).
 
 **The warning**: any grid with ``k >= 2`` whose ``sigma_k > B / 20`` (a selection that cannot
 resolve differences of 5 % of ``B``: close to random), or whose groups are smaller than
-``16 v_c``, with ``v_c`` the count variance of the default mechanism's randomized response at
+``16 v_c``, with ``v_c`` the count variance of the papers' mechanism's randomized response at
 ``rho = 0.5`` (below it, even a depth-1 tree's half of a group, ``n_g / 2``, is within two noise
 standard deviations ``2 sqrt(n_g v_c)`` of zero), raises a ``UserWarning`` naming the sizes.
 """
@@ -69,14 +71,14 @@ def affordable_candidates(n_validation: int, epsilon: float) -> int:
 _UNIT = (-1.0, 1.0)
 
 
-def _default_mechanism(epsilon: float) -> RRLaplaceMechanism:
+def _papers_mechanism(epsilon: float) -> RRLaplaceMechanism:
     return RRLaplaceMechanism(epsilon=epsilon, label_bound=_UNIT, budget_split=0.5)
 
 
 def _relative_variance(epsilon: float) -> float:
-    """``V / h^2`` of the default mechanism at ``rho = 0.5`` (scale free: any bound gives it)."""
-    strength = shrinkage_strength(_default_mechanism(epsilon), 2, 1, _UNIT)
-    assert strength is not None  # the default mechanism says its variance
+    """``V / h^2`` of the papers' mechanism at ``rho = 0.5`` (scale free: any bound gives it)."""
+    strength = shrinkage_strength(_papers_mechanism(epsilon), 2, 1, _UNIT)
+    assert strength is not None  # the papers' mechanism says its variance
     return strength
 
 
@@ -93,7 +95,7 @@ def lpdt_private_grid(
     return Grid(
         {"max_depth": depths, "readout": ("auto",)},
         name="lpdt-private-auto",
-        fixed={"mechanism": "paper"},
+        fixed={"mechanism": "auto"},
     )
 
 
@@ -104,7 +106,7 @@ def grid_warning(
     if k < 2:
         return None
     noise = selection_noise(k, n_validation, epsilon)
-    minimum = math.ceil(16.0 * _default_mechanism(epsilon).count_variance)
+    minimum = math.ceil(16.0 * _papers_mechanism(epsilon).count_variance)
     problems = []
     if noise > WARN_RESOLUTION:
         problems.append(
