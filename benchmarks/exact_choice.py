@@ -9,10 +9,13 @@ depth, seed), paired on the same data and seed: ``paper`` (``mechanism="paper"``
 ``new`` (today's ``"auto"``).
 
 Models (``n`` holders, 1,000 public points, 2,000 test points; excess MSE against the true
-function): ``sin d=4`` (``lpdt_uniform``: ``sin(16 x_0)`` plus unit Gaussian noise, 4 features)
-and ``heavy d=5`` (``sin(4 x_0) + x_1 - x_2^2 + x_3 x_4 / 2`` plus Student-t(2) noise / 2, 5
-features). LPDT-M with the default read-out (shrinkage) and fixed depths (the partition does not
-depend on the mechanism). Per row: mean excess MSE of each arm, the choices (new (old)), ratios
+function): ``sin d=4`` (``lpdt_uniform``: ``sin(16 x_0)`` plus unit Gaussian noise, 4 features),
+``heavy d=5`` (``sin(4 x_0) + x_1 - x_2^2 + x_3 x_4 / 2`` plus Student-t(2) noise / 2, 5
+features) and ``step d=3`` (features Beta(2, 5), so most holders sit in a corner;
+``2 [x_0 > 0.3] + [x_1 > 0.5] x_2`` plus Gaussian noise of sd 0.25: a step function with little
+noise, where the label noise of the mechanism, not the data's, dominates). LPDT-M with the
+default read-out (shrinkage) and fixed depths (the partition does not depend on the mechanism).
+Per row: mean excess MSE of each arm, the choices (new (old)), ratios
 ``new / old`` and ``new / paper`` with paired two-sided Wilcoxon p-values over seeds
 (``--reps``; with 5 repetitions the smallest p is 0.0625, so use more). Where the new choice
 equals the old one the arms are identical and the row says ``same``.
@@ -38,6 +41,13 @@ def _heavy_f(X: np.ndarray) -> np.ndarray:
     return np.sin(4 * X[:, 0]) + X[:, 1] - X[:, 2] ** 2 + 0.5 * X[:, 3] * X[:, 4]
 
 
+MODELS = ("sin d=4", "heavy d=5", "step d=3")
+
+
+def _step_f(X: np.ndarray) -> np.ndarray:
+    return 2.0 * (X[:, 0] > 0.3) + (X[:, 1] > 0.5) * X[:, 2]
+
+
 def _draw(model: str, n: int, seed: int) -> tuple[np.ndarray, ...]:
     rng = np.random.default_rng([seed, 7])
     sizes = (n, 1000, 2000)
@@ -45,10 +55,16 @@ def _draw(model: str, n: int, seed: int) -> tuple[np.ndarray, ...]:
         parts = [lpdt_uniform(m, 4, rng)[0] for m in sizes]
         f = sine_regression_function
         noise = [rng.normal(size=m) for m in sizes]
-    else:
+    elif model == "step d=3":
+        parts = [rng.beta(2.0, 5.0, size=(m, 3)) for m in sizes]
+        f = _step_f
+        noise = [0.25 * rng.normal(size=m) for m in sizes]
+    elif model == "heavy d=5":
         parts = [rng.uniform(size=(m, 5)) for m in sizes]
         f = _heavy_f
         noise = [0.5 * rng.standard_t(2, size=m) for m in sizes]
+    else:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
     (X, Xq, Xt), (e, eq, _) = parts, noise
     return X, f(X) + e, Xq, f(Xq) + eq, Xt, f(Xt)
 
@@ -80,7 +96,7 @@ def main() -> None:
     ap.add_argument("--n", type=int, default=20_000)
     ap.add_argument("--epsilons", type=float, nargs="+", default=[0.25, 0.5, 1, 2, 4, 8])
     ap.add_argument("--depths", type=int, nargs="+", default=[4, 8, 12])
-    ap.add_argument("--models", nargs="+", default=["sin d=4", "heavy d=5"])
+    ap.add_argument("--models", nargs="+", default=list(MODELS), choices=MODELS)
     ap.add_argument("--smoke", action="store_true")
     args = ap.parse_args()
     if args.smoke:

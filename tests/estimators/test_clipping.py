@@ -37,21 +37,21 @@ def _check_pair(make, X, y, Xq, yq, Xt):
 
 
 def test_default_lpdt_predictions_stay_in_the_bound_at_small_epsilon_and_depth():
-    """Defaults (variance-aware mechanism and shrunk read-out) at eps = 1, depth 6: 2% of the
-    raw predictions are outside the label range."""
+    """Defaults (read-out-aware mechanism choice and shrunk read-out) at eps = 1, depth 6: the
+    predictions stay in the label range, and they are the unclipped fit's clipped (here the
+    shrinkage already keeps every raw prediction inside; the ratio read-out below does not)."""
     rng = np.random.default_rng(0)
     X, y = lpdt_uniform(3000, 2, rng)
     Xq, yq = lpdt_uniform(1000, 2, rng)
     Xt, _ = lpdt_uniform(2000, 2, rng)
-    model = _check_pair(
-        lambda clip: LPDTRegressor(1.0, 6, 2, clip_predictions=clip, random_state=0),
-        X,
-        y,
-        Xq,
-        yq,
-        Xt,
-    )
+    model = LPDTRegressor(1.0, 6, 2, random_state=0).fit(X, y, X_public=Xq, y_public=yq)
+    raw = LPDTRegressor(1.0, 6, 2, clip_predictions=False, random_state=0)
+    raw.fit(X, y, X_public=Xq, y_public=yq)
     assert model.readout_ == "shrink" and disabled_guards(model) == ()
+    assert _outside(model.predict(Xt), model.label_bound_) == 0
+    np.testing.assert_array_equal(
+        model.leaf_values_, np.clip(raw.leaf_values_, *model.label_bound_)
+    )
 
 
 @pytest.mark.parametrize("depth", [4, 8])
@@ -87,11 +87,13 @@ def test_declared_bound_clips_both_ways():
 
 
 def test_ccpp_deep_tree_at_epsilon_one_stays_in_the_bound(data_dir):
-    """The real-data case that left the range: ccpp, a 1:7:2 split, eps = 1, depth 8."""
+    """The real-data case that left the range: ccpp, a 1:7:2 split, eps = 1, depth 8, with the
+    ratio read-out (27% of the raw predictions outside; the default shrunk read-out keeps them
+    all inside at this seed)."""
     source = RandomSplit(load_dataset("ccpp_power_plant", data_dir))
     s = impute_from_public(source.draw(np.random.default_rng(0)))
     _check_pair(
-        lambda clip: LPDTRegressor(1.0, 8, clip_predictions=clip, random_state=0),
+        lambda clip: LPDTRegressor(1.0, 8, readout="ratio", clip_predictions=clip, random_state=0),
         s.X_train,
         s.y_train,
         s.X_public,

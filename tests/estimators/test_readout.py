@@ -38,21 +38,26 @@ def _fit(data, **kw):
     return LPDTRegressor(**params).fit(X, y, X_public=Xq, y_public=yq)
 
 
-def test_shrinkage_uses_public_quantities_only(small):
+@pytest.mark.parametrize("mechanism", ["auto", "paper"])
+def test_shrinkage_uses_public_quantities_only(small, mechanism):
     X, y, Xq, yq, *_ = small
-    a = _fit(small)
+    a = _fit(small, mechanism=mechanism)
     permuted = np.random.default_rng(1).permutation(y)
-    b = _fit((X, permuted, Xq, yq))
-    c = _fit((X[::-1], y[::-1] * 0.0 + yq.mean(), Xq, yq), random_state=5)
+    b = _fit((X, permuted, Xq, yq), mechanism=mechanism)
+    c = _fit((X[::-1], y[::-1] * 0.0 + yq.mean(), Xq, yq), random_state=5, mechanism=mechanism)
     assert a.readout_ == "shrink" and a.shrinkage_ > 0
-    # same n, mechanism and public bound -> same a, whatever the private labels or rows
+    # same n, mechanism and public bound -> same a, whatever the private labels or rows (the
+    # default's choice of mechanism reads public data and n only, so it is the same too)
+    assert a.mechanism_ == b.mechanism_ == c.mechanism_
     assert a.shrinkage_ == b.shrinkage_ == c.shrinkage_
     assert not np.array_equal(a.estimates_.label_sum, b.estimates_.label_sum)
-    mech = a.mechanism_
-    lo, hi = a.label_bound_
-    h = (hi - lo) / 2
-    expected = 300 * (mech.count_variance * h**2 + (mech.count_variance + 1) * mech.label_variance)
-    assert a.shrinkage_ == pytest.approx(expected / h**2, rel=1e-12)
+    if mechanism == "paper":  # the papers' mechanism's strength, written out
+        mech = a.mechanism_
+        lo, hi = a.label_bound_
+        h = (hi - lo) / 2
+        v_c = mech.count_variance
+        expected = 300 * (v_c * h**2 + (v_c + 1) * mech.label_variance)
+        assert a.shrinkage_ == pytest.approx(expected / h**2, rel=1e-12)
 
 
 def test_default_does_not_explode_where_the_ratio_does(small):
