@@ -52,6 +52,7 @@ def test_pages_with_code_are_found() -> None:
 #: Pages whose code fits and audits many estimators (each tens of seconds on a fresh clone, where
 #: every kernel shape compiles): with the tutorials, they run in the slow group.
 LONG_PAGES = {
+    "configuration.md",
     "writing-mechanisms.md",
     "privacy.md",
     "sklearn.md",

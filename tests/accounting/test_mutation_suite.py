@@ -334,6 +334,7 @@ def test_a_mechanism_mutated_after_a_fit_is_verified_again() -> None:
         LPDTRegressor(mechanism=mechanism, random_state=0, **args).fit(X, y)
 
 
+@pytest.mark.slow
 def test_a_hand_written_mechanism_runs_in_an_estimator_only_when_opted_in() -> None:
     """The honest sampler under a hand-written privatize: refused, then admitted wrapped, with a
     certificate that says what it is."""

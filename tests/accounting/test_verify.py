@@ -63,6 +63,7 @@ def test_every_real_label_is_covered_through_the_levels() -> None:
     assert mech.log_prob(one, 0, 1e6, 4) == pytest.approx(mech.log_prob(one, 0, 1.0, 4))
 
 
+@pytest.mark.slow
 def test_the_built_in_is_pure_as_sampled() -> None:
     mech = RRLaplaceMechanism(epsilon=1.0, label_bound=1.0)
     cert = verify_ldp(mech, n_cells=3, check_sampler=True, key=jax.random.key(3))

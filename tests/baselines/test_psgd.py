@@ -128,6 +128,7 @@ def test_privacy_composes_per_holder() -> None:
         assert [eps for _, eps in spend.parts] == [2.0] * k
 
 
+@pytest.mark.slow
 def test_fits_send_one_message_per_holder_learn_and_are_deterministic() -> None:
     X, y = _data(2000, 3, 2)
     Xq, yq = _data(100, 3, 3)

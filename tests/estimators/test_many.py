@@ -47,6 +47,7 @@ def _grid() -> list[Any]:
     return out
 
 
+@pytest.mark.slow
 def test_fit_many_equals_fitting_one_by_one() -> None:
     X, y, Xq, yq = _data()
     alone = [model.fit(X, y, X_public=Xq, y_public=yq) for model in _grid()]

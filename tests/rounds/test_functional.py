@@ -162,7 +162,8 @@ def test_vmapped_lpdt_fits_over_keys_equal_separate_fits():
     assert not np.allclose(separate[0].values, separate[1].values)
 
 
-@pytest.mark.parametrize("n_classes", [2, pytest.param(3, marks=pytest.mark.slow)])
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.slow
 def test_vmapped_lpct_fits_over_keys_equal_separate_fits(n_classes):
     X, y, Xq, yq = _classification(n_classes=n_classes)
     partition = MaxEdgePartitioner(max_depth=3, min_samples_split=5, min_samples_leaf=2).fit(Xq)
