@@ -31,10 +31,11 @@ PYTEST_WORKERS ?= auto
 PYTEST := $(BIN)/python -m pytest -q -n $(PYTEST_WORKERS) --dist worksteal
 
 # The quick group compiles XLA programs without backend optimisation: at test sizes compiling, not
-# running, is most of the time (a third less CPU time on a fresh clone). Every quick test passes at
-# both levels; integer reports and sums are the same bit for bit, floating-point programs may differ
-# in the last bits (PSGD's fit does), so the bit-pinned fits are in the slow group, which compiles
-# at XLA's default level, as users do.
+# running, is most of the time (31 % less CPU time on tests/mechanisms and tests/rounds from an
+# empty kernel cache; docs/performance.md). Every quick test passes at both levels; integer
+# reports and sums are the same bit for bit, floating-point programs may differ in the last bits
+# (PSGD's fit does), so the bit-pinned fits are in the slow group, which compiles at XLA's default
+# level, as users do.
 unit: $(STAMP)
 	XLA_FLAGS="$$XLA_FLAGS --xla_backend_optimization_level=0" $(PYTEST) -m "not slow"
 
