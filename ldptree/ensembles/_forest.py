@@ -49,7 +49,7 @@ from ldptree.accounting import (
     PrivacyAccount,
 )
 from ldptree.accounting._composed import Rule
-from ldptree.accounting._ledger import Holders
+from ldptree.ensembles._scopes import holder_seed, mirror, outer_scope
 from ldptree.estimators._base import (
     BaseEstimator,
     ClassifierMixin,
@@ -63,17 +63,11 @@ from ldptree.estimators._lpdt import LPDTRegressor
 from ldptree.estimators._many import PendingFit
 from ldptree.mechanisms._random import split
 from ldptree.protocols import CellEstimates
-from ldptree.rounds import HolderSplit, budget_ledger, run
+from ldptree.rounds import HolderSplit, run
 from ldptree.rounds._rows import is_chunk_stream
 
 COMPOSITIONS = ("split", "sequential")
 PUBLIC_SAMPLES = ("bootstrap", "half", "all")
-
-
-def _seed(key: Any) -> int:
-    """A 64-bit seed from a JAX key (the holder split's public seed)."""
-    words = np.asarray(jax.random.key_data(key), dtype=np.uint64).ravel()
-    return int((words[0] << np.uint64(32)) | words[1])
 
 
 class _Forest(BaseEstimator):
@@ -117,7 +111,7 @@ class _Forest(BaseEstimator):
         epsilon = check_epsilon(self.epsilon, "epsilon")
         check_choice(self.composition, "composition", COMPOSITIONS)
         check_choice(self.public_sample, "public_sample", PUBLIC_SAMPLES)
-        outer = _outer_scope(self.privacy_budget)
+        outer = outer_scope(self.privacy_budget)
         tree = self._template()
         if is_chunk_stream(X, y):
             raise TypeError(
@@ -138,7 +132,7 @@ class _Forest(BaseEstimator):
             )
 
         key_split, key_trees = split(as_key(self.random_state))
-        holder_split = HolderSplit(n_trees, _seed(key_split)) if split_mode else None
+        holder_split = HolderSplit(n_trees, holder_seed(key_split)) if split_mode else None
         # the forest's own account: a numeric privacy_budget caps it; every tree charges it
         account = PrivacyAccount(budget=None if outer is not None else self.privacy_budget)
         if holder_split is not None:
@@ -167,10 +161,7 @@ class _Forest(BaseEstimator):
             pending.append(started)
         if holder_split is not None:
             _check_parts(holder_split, pending[0].rows.n)
-        if outer is not None:  # every tree's charge at once, under the caller's scope
-            outer.account.charge_all(
-                [(e.name, e.spend, _under(outer, e.holders)) for e in account.ledger.entries]
-            )
+        mirror(account, 0, outer)  # every tree's charge at once, under the caller's scope
 
         rounds = [p.round for p in pending if p.round is not None]
         results = iter(run(rounds, pending[0].rows))
@@ -204,22 +195,6 @@ def _check_parts(holder_split: HolderSplit, n: int | None) -> None:
             f"n_trees={holder_split.n_parts} leaves tree {empty} without holders ({n} private "
             "rows split among the trees): use fewer trees or composition='sequential'"
         )
-
-
-def _outer_scope(privacy_budget: Any) -> LedgerScope | None:
-    if isinstance(privacy_budget, PrivacyAccount):
-        return privacy_budget.scope()
-    if isinstance(privacy_budget, LedgerScope):
-        return privacy_budget
-    budget_ledger(privacy_budget)  # a number > 0 or None, else ValueError/TypeError
-    return None
-
-
-def _under(scope: LedgerScope, holders: Holders) -> Holders:
-    """``holders`` of the forest's own ledger, as a group inside ``scope``."""
-    inner = () if holders is None else holders
-    assert isinstance(inner, tuple)  # the forest's ledger records scopes' paths
-    return (*scope.path, *inner)
 
 
 class LPDTForestRegressor(RegressorMixin, _Forest):

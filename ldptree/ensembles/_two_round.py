@@ -61,7 +61,7 @@ from ldptree._validation import (
 from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.ensembles._forest import _outer_scope, _seed, _under
+from ldptree.ensembles._scopes import holder_seed, mirror, outer_scope
 from ldptree.estimators._base import (
     BaseEstimator,
     ClassifierMixin,
@@ -250,7 +250,7 @@ class _TwoRound(BaseEstimator):
         min_snr = check_real(self.min_snr, "min_snr")
         if not min_snr > 0:
             raise ValueError(f"min_snr must be > 0, got {min_snr}")
-        outer = _outer_scope(self.privacy_budget)
+        outer = outer_scope(self.privacy_budget)
         tree = self._template()
         if is_chunk_stream(X, y):
             raise TypeError(
@@ -262,7 +262,7 @@ class _TwoRound(BaseEstimator):
         d, n = rows.n_features, rows.n
         assert n is not None  # arrays and memory maps say their length
         key_split, key_1, key_2 = split(as_key(self.random_state), 3)
-        holder_split = HolderSplit(parts, _seed(key_split))
+        holder_split = HolderSplit(parts, holder_seed(key_split))
         first, rest = holder_split.part(0), HolderPart(holder_split, 0, complement=True)
         n_1, n_2 = first.size(n), rest.size(n)
         if n_1 == 0 or n_2 == 0:
@@ -292,7 +292,7 @@ class _TwoRound(BaseEstimator):
                     )
         before = len(account.ledger.entries)
         groups[0].labelled("round 1").charge(f"cell counts, {charge.entry}", charge.spend)
-        _mirror(account, before, outer)
+        mirror(account, before, outer)
         first_round = Round(
             partition=fine,
             mechanism=counter,
@@ -306,8 +306,10 @@ class _TwoRound(BaseEstimator):
         counts = np.asarray(estimates.label_sum, dtype=np.float64)[:, 0]  # class 0: everyone
 
         # the choice (post-processing of round 1's reports)
-        v_0 = counter.cell_variance(fine.n_leaves).label_sum_outside  # exact for OUE's bits
-        assert v_0 is not None
+        # everyone is in class 0, so the label indicator's moments are 1
+        v_0 = counter.exact_cell_variance(
+            fine.n_leaves, label_mean=1.0, label_second_moment=1.0
+        ).label_sum_outside
         keep = snr_splits(fine, counts, n_1, n_2, v_0, min_snr)
         chosen = choose_partition(fine, keep)
 
@@ -321,7 +323,7 @@ class _TwoRound(BaseEstimator):
         )
         before = len(account.ledger.entries)
         started = member._start_fit(X, y, X_public=Xq, y_public=yq)
-        _mirror(account, before, outer)
+        mirror(account, before, outer)
         assert started.round is not None  # refused above: an estimator that collects nothing
         second_round = attrs.evolve(started.round, holders=rest)
         fitted = started.finish(run([second_round], rows)[0].estimates)
@@ -516,11 +518,3 @@ holder_split_, n_refine_, privacy_, privacy_ledger_, privacy_certificate_
 def _split_name(holder_split: HolderSplit) -> str:
     """The ledger's name of the two groups: part 0 of the split, and every other part."""
     return f"{holder_split.name}: part 0 | the rest"
-
-
-def _mirror(account: PrivacyAccount, start: int, outer: LedgerScope | None) -> None:
-    """Charge the caller's scope with the entries ``account`` recorded from ``start`` on."""
-    if outer is None:
-        return
-    entries = account.ledger.entries[start:]
-    outer.account.charge_all([(e.name, e.spend, _under(outer, e.holders)) for e in entries])

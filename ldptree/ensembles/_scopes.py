@@ -1,0 +1,46 @@
+"""What the built-in composed estimators (forests, two rounds) share: a public seed for their
+holder split, and the caller's ledger scope, charged with the estimator's own entries."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jax
+import numpy as np
+
+from ldptree.accounting import LedgerScope, PrivacyAccount
+from ldptree.accounting._ledger import Holders
+from ldptree.rounds import budget_ledger
+
+
+def holder_seed(key: Any) -> int:
+    """A 64-bit seed from a JAX key (the holder split's public seed)."""
+    words = np.asarray(jax.random.key_data(key), dtype=np.uint64).ravel()
+    return int((words[0] << np.uint64(32)) | words[1])
+
+
+def outer_scope(privacy_budget: Any) -> LedgerScope | None:
+    """The caller's scope when ``privacy_budget`` is an account or a scope; ``None`` for a
+    number (checked: ``> 0``) or ``None``."""
+    if isinstance(privacy_budget, PrivacyAccount):
+        return privacy_budget.scope()
+    if isinstance(privacy_budget, LedgerScope):
+        return privacy_budget
+    budget_ledger(privacy_budget)  # a number > 0 or None, else ValueError/TypeError
+    return None
+
+
+def under(scope: LedgerScope, holders: Holders) -> Holders:
+    """``holders`` of the estimator's own ledger, as a group inside ``scope``."""
+    inner = () if holders is None else holders
+    assert isinstance(inner, tuple)  # the estimator's ledger records scopes' paths
+    return (*scope.path, *inner)
+
+
+def mirror(account: PrivacyAccount, start: int, outer: LedgerScope | None) -> None:
+    """Charge the caller's scope ``outer`` (if any) with the entries ``account`` recorded from
+    ``start`` on, each under its own group."""
+    if outer is None:
+        return
+    entries = account.ledger.entries[start:]
+    outer.account.charge_all([(e.name, e.spend, under(outer, e.holders)) for e in entries])
