@@ -49,12 +49,10 @@ from ldptree.accounting import (
     PrivacyAccount,
 )
 from ldptree.accounting._composed import Rule
-from ldptree.ensembles._scopes import holder_seed, mirror, outer_scope
+from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
 from ldptree.estimators._base import (
-    BaseEstimator,
     ClassifierMixin,
     RegressorMixin,
-    keeps_state_on_error,
 )
 from ldptree.estimators._classes import check_class_labels, resolve_classes
 from ldptree.estimators._inputs import resolve_label_bound
@@ -70,14 +68,23 @@ COMPOSITIONS = ("split", "sequential")
 PUBLIC_SAMPLES = ("bootstrap", "half", "all")
 
 
-class _Forest(BaseEstimator):
-    """The fit shared by both forests (module docstring)."""
+class _Forest(Composed[TreeT]):
+    """The parameters and the fit shared by both forests (module docstring)."""
 
-    _tree_type: type[BaseEstimator]
-    estimators_: list[Any]
+    estimators_: list[TreeT]
 
-    def _default_tree(self) -> BaseEstimator:
-        return self._tree_type()
+    def __init__(
+        self,
+        estimator: TreeT | None = None,
+        n_trees: int = 8,
+        epsilon: float = 1.0,
+        *,
+        composition: str = "split",
+        public_sample: str = "bootstrap",
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self._keep(locals())
 
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         """Parameters every tree shares, fixed from the whole public sample, and the checked
@@ -85,7 +92,7 @@ class _Forest(BaseEstimator):
         raise NotImplementedError
 
     def _template(self) -> Any:
-        tree = self._default_tree() if self.estimator is None else self.estimator
+        tree = self._tree_type() if self.estimator is None else self.estimator
         if not isinstance(tree, self._tree_type):
             raise TypeError(
                 f"estimator must be an unfitted {self._tree_type.__name__} (or None), got "
@@ -106,7 +113,7 @@ class _Forest(BaseEstimator):
             return np.sort(np.asarray(jax.random.permutation(key, n_public))[:half])
         return np.arange(n_public)
 
-    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> None:
+    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> TreeT:
         n_trees = check_int(self.n_trees, "n_trees", minimum=1)
         epsilon = check_epsilon(self.epsilon, "epsilon")
         check_choice(self.composition, "composition", COMPOSITIONS)
@@ -165,7 +172,7 @@ class _Forest(BaseEstimator):
 
         rounds = [p.round for p in pending if p.round is not None]
         results = iter(run(rounds, pending[0].rows))
-        fitted = []
+        fitted: list[TreeT] = []
         for p in pending:
             estimates: CellEstimates | None = None if p.round is None else next(results).estimates
             fitted.append(p.finish(estimates))
@@ -182,6 +189,7 @@ class _Forest(BaseEstimator):
             spends=tuple(m.privacy_ for m in fitted),
             certificates=tuple(m.privacy_certificate_ for m in fitted),
         )
+        return fitted[0]
 
 
 def _check_parts(holder_split: HolderSplit, n: int | None) -> None:
@@ -197,7 +205,7 @@ def _check_parts(holder_split: HolderSplit, n: int | None) -> None:
         )
 
 
-class LPDTForestRegressor(RegressorMixin, _Forest):
+class LPDTForestRegressor(RegressorMixin, _Forest[LPDTRegressor]):
     """A forest of :class:`~ldptree.LPDTRegressor` trees (module docstring); predicts the mean
     of the trees' predictions.
 
@@ -243,33 +251,11 @@ class LPDTForestRegressor(RegressorMixin, _Forest):
 
     _tree_type = LPDTRegressor
 
-    def __init__(
-        self,
-        estimator: LPDTRegressor | None = None,
-        n_trees: int = 8,
-        epsilon: float = 1.0,
-        *,
-        composition: str = "split",
-        public_sample: str = "bootstrap",
-        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
-        random_state: Any = None,
-    ) -> None:
-        self._keep(locals())
-
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         yq = None if y_public is None else check_vector(y_public, "y_public", n=n)
         if tree.label_bound is not None:
             return {}, yq
         return {"label_bound": resolve_label_bound(None, yq)}, yq
-
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPDTForestRegressor:
-        """Grow ``n_trees`` trees on resamples of the public sample and run their rounds
-        together over the private ``(X, y)`` (an array or a memory map)."""
-        self._fit(X, y, X_public, y_public)
-        return self
 
     def predict(self, X: Any) -> FloatArray:
         """The mean of the trees' predictions (post-processing: no privacy cost)."""
@@ -278,7 +264,7 @@ class LPDTForestRegressor(RegressorMixin, _Forest):
         return np.asarray(preds.mean(axis=0), dtype=np.float64)
 
 
-class LPCTForestClassifier(ClassifierMixin, _Forest):
+class LPCTForestClassifier(ClassifierMixin, _Forest[LPCTClassifier]):
     """A forest of :class:`~ldptree.LPCTClassifier` trees (module docstring); predicts the
     argmax of the mean of the trees' class probabilities.
 
@@ -302,33 +288,10 @@ class LPCTForestClassifier(ClassifierMixin, _Forest):
 
     _tree_type = LPCTClassifier
 
-    def __init__(
-        self,
-        estimator: LPCTClassifier | None = None,
-        n_trees: int = 8,
-        epsilon: float = 1.0,
-        *,
-        composition: str = "split",
-        public_sample: str = "bootstrap",
-        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
-        random_state: Any = None,
-    ) -> None:
-        self._keep(locals())
-
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         yq = None if y_public is None else check_class_labels(y_public, "y_public", n=n)
         classes = resolve_classes(tree.classes, yq)
         return {"classes": classes}, yq
-
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPCTForestClassifier:
-        """Grow ``n_trees`` trees on resamples of the public sample and run their rounds
-        together over the private ``(X, y)`` (an array or a memory map)."""
-        self._fit(X, y, X_public, y_public)
-        self.classes_ = self.estimators_[0].classes_
-        return self
 
     def predict_proba(self, X: Any) -> FloatArray:
         """``float[n, K]``: the mean of the trees' class probabilities."""

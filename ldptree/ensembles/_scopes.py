@@ -1,16 +1,43 @@
-"""What the built-in composed estimators (forests, two rounds) share: a public seed for their
-holder split, and the caller's ledger scope, charged with the estimator's own entries."""
+"""What the built-in composed estimators (forests, two rounds) share: their ``fit``, a public
+seed for their holder split, and the caller's ledger scope, charged with the estimator's own
+entries."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Generic, Self, TypeVar
 
 import jax
 import numpy as np
 
 from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import Holders
+from ldptree.estimators._base import BaseEstimator, ClassifierMixin, keeps_state_on_error
 from ldptree.rounds import budget_ledger
+
+#: The estimator a composed estimator is made of (an LPDT or LPCT estimator).
+TreeT = TypeVar("TreeT", bound=BaseEstimator)
+
+
+class Composed(BaseEstimator, Generic[TreeT]):
+    """A composed estimator of ``TreeT`` members: ``fit`` is ``_fit`` (the composition's work)
+    on the private ``(X, y)`` and the public ``(X_public, y_public)``, leaving the estimator as
+    it was if it raises; a classifier then takes its members' ``classes_``."""
+
+    _tree_type: type[TreeT]
+
+    @keeps_state_on_error
+    def fit(self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None) -> Self:
+        """Fit the members and their rounds on the private ``(X, y)`` (an array or a memory
+        map: the rows are read more than once) with the public ``(X_public, y_public)``
+        (module docstring)."""
+        member = self._fit(X, y, X_public, y_public)
+        if isinstance(self, ClassifierMixin):
+            self.classes_ = member.classes_
+        return self
+
+    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> TreeT:
+        """The fit's work; returns one fitted member."""
+        raise NotImplementedError
 
 
 def holder_seed(key: Any) -> int:
