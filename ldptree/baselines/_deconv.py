@@ -287,7 +287,6 @@ class DECONVRegressor(RegressorMixin, Planned, BaseEstimator):
             scaler=scaler,
             chunk_size=chunk,
         )
-        read_out = ledger.post_process("deconvolution kernel read-out")
 
         def finish(estimates: CellEstimates | None) -> DECONVRegressor:
             if not isinstance(estimates, _Released):
@@ -302,25 +301,12 @@ class DECONVRegressor(RegressorMixin, Planned, BaseEstimator):
             self.noisy_features_ = mechanism.decode_features(estimates.reports.features)
             self.noisy_labels_ = mechanism.decode_labels(estimates.reports.label)
             self.estimates_ = CellEstimates(estimates.count, estimates.label_sum, estimates.n)
-            self.fallback_ = (
-                float(yq.mean()) if yq is not None else float(self.noisy_labels_.mean())
-            )
-            self.privacy_ledger_ = read_out
-            self.privacy_ = ledger.total
-            self.privacy_certificate_ = charge.certificate
+            # the public label mean, else (no public labels) the released labels' mean
+            self.fallback_ = float((self.noisy_labels_ if yq is None else yq).mean())
             return self
 
-        return FitPlan(
-            partition=partition,
-            scaler=scaler,
-            mechanism=mechanism,
-            choice=None,
-            round=round_,
-            certificate=charge.certificate,
-            ledger=read_out,
-            n_holders=n,
-            finish=finish,
-        )
+        read_out = ledger.post_process("deconvolution kernel read-out")
+        return FitPlan.of_round(round_, charge.certificate, read_out, n, finish)
 
     def _sums(self, X: Any) -> tuple[FloatArray, FloatArray, FloatArray]:
         self._check_fitted("noisy_features_", X)

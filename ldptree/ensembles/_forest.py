@@ -49,7 +49,14 @@ from ldptree.accounting import (
     PrivacyAccount,
 )
 from ldptree.accounting._composed import Rule
-from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
+from ldptree.ensembles._scopes import (
+    Composed,
+    TreeT,
+    check_rereadable,
+    holder_seed,
+    mirror,
+    outer_scope,
+)
 from ldptree.estimators._base import (
     ClassifierMixin,
     RegressorMixin,
@@ -62,7 +69,6 @@ from ldptree.estimators._many import PendingFit
 from ldptree.mechanisms._random import split
 from ldptree.protocols import CellEstimates
 from ldptree.rounds import HolderSplit, run
-from ldptree.rounds._rows import is_chunk_stream
 
 COMPOSITIONS = ("split", "sequential")
 PUBLIC_SAMPLES = ("bootstrap", "half", "all")
@@ -71,6 +77,7 @@ PUBLIC_SAMPLES = ("bootstrap", "half", "all")
 class _Forest(Composed[TreeT]):
     """The parameters and the fit shared by both forests (module docstring)."""
 
+    _budget_hint = "the forest charges its trees; set privacy_budget on the forest"
     estimators_: list[TreeT]
 
     def __init__(
@@ -91,20 +98,6 @@ class _Forest(Composed[TreeT]):
         public labels (``n`` of them; ``None`` when absent)."""
         raise NotImplementedError
 
-    def _template(self) -> Any:
-        tree = self._tree_type() if self.estimator is None else self.estimator
-        if not isinstance(tree, self._tree_type):
-            raise TypeError(
-                f"estimator must be an unfitted {self._tree_type.__name__} (or None), got "
-                f"{type(tree).__name__}"
-            )
-        if tree.privacy_budget is not None:
-            raise ValueError(
-                "estimator.privacy_budget must be None: the forest charges its trees; set "
-                "privacy_budget on the forest"
-            )
-        return clone(tree)
-
     def _resample(self, key: Any, n_public: int) -> np.ndarray[Any, Any]:
         if self.public_sample == "bootstrap":
             return np.asarray(jax.random.randint(key, (n_public,), 0, n_public))
@@ -120,11 +113,7 @@ class _Forest(Composed[TreeT]):
         check_choice(self.public_sample, "public_sample", PUBLIC_SAMPLES)
         outer = outer_scope(self.privacy_budget)
         tree = self._template()
-        if is_chunk_stream(X, y):
-            raise TypeError(
-                "a forest reads the private rows once per tree: X must be an array or a memory "
-                "map, not an iterable of chunks"
-            )
+        check_rereadable(X, y, "a forest reads the private rows once per tree")
         if X_public is None:
             raise ValueError(
                 "X_public is required: the trees are grown on resamples of the public sample"

@@ -49,7 +49,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from sklearn.base import clone
 
 from ldptree._typing import FloatArray
 from ldptree._validation import (
@@ -61,7 +60,14 @@ from ldptree._validation import (
 from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
+from ldptree.ensembles._scopes import (
+    Composed,
+    TreeT,
+    check_rereadable,
+    holder_seed,
+    mirror,
+    outer_scope,
+)
 from ldptree.estimators._base import (
     ClassifierMixin,
     RegressorMixin,
@@ -77,7 +83,7 @@ from ldptree.partitions._builder import TreeRule
 from ldptree.partitions._partition import Partition
 from ldptree.rounds import HolderPart, HolderSplit, Round, certified_spend, release_key, run
 from ldptree.rounds._plan import DEFAULT_CHUNK
-from ldptree.rounds._rows import PrivateRows, is_chunk_stream
+from ldptree.rounds._rows import PrivateRows
 
 __all__ = [
     "ChosenPartition",
@@ -178,6 +184,9 @@ def snr_splits(
 class _TwoRound(Composed[TreeT]):
     """The parameters and the fit shared by both two-round estimators (module docstring)."""
 
+    _exact_member = True  # round 1 grows the named rule of exactly this estimator deeper
+    _budget_hint = "set privacy_budget on the two-round estimator, which charges both rounds"
+
     estimator_: TreeT
     refine_partition_: Partition
     refine_mechanism_: OUECellClassMechanism
@@ -227,18 +236,7 @@ class _TwoRound(Composed[TreeT]):
         raise NotImplementedError
 
     def _template(self) -> Any:
-        kind = self._tree_type
-        tree = kind() if self.estimator is None else self.estimator
-        if type(tree) is not kind:
-            raise TypeError(
-                f"estimator must be an unfitted {kind.__name__} (or None), got "
-                f"{type(tree).__name__}"
-            )
-        if tree.privacy_budget is not None:
-            raise ValueError(
-                "estimator.privacy_budget must be None: set privacy_budget on the two-round "
-                "estimator, which charges both rounds"
-            )
+        tree = super()._template()
         if not isinstance(tree.rule, str):
             raise TypeError(
                 "estimator.rule must be a named rule ('max_edge', 'cart', 'random_max_edge'): "
@@ -249,7 +247,7 @@ class _TwoRound(Composed[TreeT]):
                 f"estimator.max_depth must be an integer (round 1 grows extra_depth more "
                 f"levels), got {tree.max_depth!r}"
             )
-        return clone(tree)
+        return tree
 
     def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> TreeT:
         """Round 1 (counts on a deep public partition), the choice of the partition, round 2
@@ -263,11 +261,7 @@ class _TwoRound(Composed[TreeT]):
             raise ValueError(f"min_snr must be > 0, got {min_snr}")
         outer = outer_scope(self.privacy_budget)
         tree = self._template()
-        if is_chunk_stream(X, y):
-            raise TypeError(
-                "the two rounds read the private rows twice: X must be an array or a memory "
-                "map, not an iterable of chunks"
-            )
+        check_rereadable(X, y, "the two rounds read the private rows twice")
         rows, Xq, yq = self._rows(tree, X, y, X_public, y_public)
         tree.set_params(**self._shared_public(tree, yq))
         d, n = rows.n_features, rows.n

@@ -169,7 +169,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         """The public stage from checked public data ``(Xq, yq)`` (``None``: none) of width
         ``d``: classes, the partition grown on public data, the mechanism certified and charged,
         and (if ``collect``) the private round through ``aggregator``. Sets nothing on the
-        estimator (:meth:`_set_stage` does, when the fit finishes)."""
+        estimator (:meth:`_set_stage` and the plan's ``finish`` do, when the fit finishes)."""
         classes = resolve_classes(self.classes, yq)
         n_classes = classes.shape[0]
         if binary and n_classes != 2:
@@ -252,9 +252,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.mechanism_ = stage.mechanism
         self.mechanism_choice_ = stage.choice
         self.public_class_counts_ = stage.public
-        self.privacy_ledger_ = stage.ledger
-        self.privacy_ = stage.ledger.total
-        self.privacy_certificate_ = stage.certificate
 
     def _chunk(self, mechanism: Mechanism, n_cells: int, simulated: bool) -> int:
         """``chunk_size``, or about 4M released numbers per piece (rows only routed when
