@@ -49,14 +49,7 @@ from ldptree.accounting import (
     PrivacyAccount,
 )
 from ldptree.accounting._composed import Rule
-from ldptree.ensembles._scopes import (
-    Composed,
-    TreeT,
-    check_rereadable,
-    holder_seed,
-    mirror,
-    outer_scope,
-)
+from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
 from ldptree.estimators._base import (
     ClassifierMixin,
     RegressorMixin,
@@ -113,7 +106,7 @@ class _Forest(Composed[TreeT]):
         check_choice(self.public_sample, "public_sample", PUBLIC_SAMPLES)
         outer = outer_scope(self.privacy_budget)
         tree = self._template()
-        check_rereadable(X, y, "a forest reads the private rows once per tree")
+        self._check_rereadable(X, y, "a forest reads the private rows once per tree")
         if X_public is None:
             raise ValueError(
                 "X_public is required: the trees are grown on resamples of the public sample"

@@ -60,12 +60,12 @@ class Composed(BaseEstimator, Generic[TreeT]):
             raise ValueError(f"estimator.privacy_budget must be None: {self._budget_hint}")
         return clone(tree)
 
-
-def check_rereadable(X: Any, y: Any, why: str) -> None:
-    """``TypeError`` when the private rows are an iterable of chunks, which is read once
-    (``why``: who reads them more than once)."""
-    if is_chunk_stream(X, y):
-        raise TypeError(f"{why}: X must be an array or a memory map, not an iterable of chunks")
+    @staticmethod
+    def _check_rereadable(X: Any, y: Any, why: str) -> None:
+        """``TypeError`` when the private rows are an iterable of chunks, which is read once
+        (``why``: who reads them more than once)."""
+        if is_chunk_stream(X, y):
+            raise TypeError(f"{why}: X must be an array or a memory map, not an iterable of chunks")
 
 
 def holder_seed(key: Any) -> int:

@@ -60,14 +60,7 @@ from ldptree._validation import (
 from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.ensembles._scopes import (
-    Composed,
-    TreeT,
-    check_rereadable,
-    holder_seed,
-    mirror,
-    outer_scope,
-)
+from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
 from ldptree.estimators._base import (
     ClassifierMixin,
     RegressorMixin,
@@ -261,7 +254,7 @@ class _TwoRound(Composed[TreeT]):
             raise ValueError(f"min_snr must be > 0, got {min_snr}")
         outer = outer_scope(self.privacy_budget)
         tree = self._template()
-        check_rereadable(X, y, "the two rounds read the private rows twice")
+        self._check_rereadable(X, y, "the two rounds read the private rows twice")
         rows, Xq, yq = self._rows(tree, X, y, X_public, y_public)
         tree.set_params(**self._shared_public(tree, yq))
         d, n = rows.n_features, rows.n

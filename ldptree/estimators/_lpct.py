@@ -359,16 +359,9 @@ class LPCTClassifier(Planned, _LPCTBase):
         Widen the public min-max box by this fraction of its width on each side.
     chunk_size:
         Holders per batch (default: about 4M released numbers per batch).
-    privacy_budget:
-        Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
-        with a ``ValueError`` before any private row is touched. Or a
-        :class:`~ldptree.accounting.LedgerScope` (or :class:`~ldptree.accounting.PrivacyAccount`)
-        shared with other fits: the release is charged to the scope's holders, refused before
-        any private row is touched when it would exceed a budget of the scope.
-    allow_uncertified:
-        ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
-        the published partition, else the fit is refused before any private row is touched;
-        ``True`` runs an uncertifiable mechanism at its declared epsilon (research).
+    privacy_budget, allow_uncertified:
+        As for :class:`~ldptree.LPDTRegressor` (a cap or a shared ledger scope, checked before
+        any private row is touched; whether an uncertifiable mechanism may run, for research).
     random_state:
         ``None``, an int seed or a JAX key: drives the privacy noise and random rules.
 
@@ -525,7 +518,7 @@ class LPCTPrunedClassifier(Planned, _LPCTBase):
         ``"corrected"`` (default, ours: private data weighted, never discarded) or
         ``"reference"`` (the code's branch logic without its statefulness).
     rule, criterion, classes, mechanism, aggregator, simulation, outside, feature_margin,
-    chunk_size, allow_uncertified, random_state:
+    chunk_size, privacy_budget, allow_uncertified, random_state:
         As for :class:`LPCTClassifier`.
 
     Attributes
