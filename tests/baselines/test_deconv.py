@@ -112,7 +112,8 @@ def _same_fit(a: DECONVRegressor, b: DECONVRegressor, X: np.ndarray) -> None:
 
 def test_fit_many_and_plan_give_the_fit() -> None:
     """DECONV is on the fit skeleton: ``fit_many`` of two DECONV fits (their rounds run
-    together) and ``plan(...).run(rows)`` each end bit for bit in the model ``fit`` gives."""
+    together), ``plan(...).run(rows)`` and a fit over chunks each end bit for bit in the model
+    ``fit`` gives."""
     X, y = _data(300, 2, 6)
     kw = {"X_public": X[:30], "y_public": y[:30]}
     makes = [
@@ -128,6 +129,9 @@ def test_fit_many_and_plan_give_the_fit() -> None:
     assert plan.round is not None and plan.privacy.epsilon == pytest.approx(3.0)
     assert plan.partition.n_leaves == 1 and plan.mechanism == alone[0].mechanism_
     _same_fit(plan.run(PrivateRows.of(X, y)), alone[0], X[:50])
+    # as every skeleton fit, the private rows may arrive as (X_chunk, y_chunk) pairs
+    chunks = ((X[i : i + 50], y[i : i + 50]) for i in range(0, 300, 50))
+    _same_fit(makes[0]().fit(chunks, None, **kw), alone[0], X[:50])
     with pytest.raises(ValueError, match="released reports"):
         makes[0]().plan(X[:30], y[:30]).finish(alone[0].estimates_)
 
