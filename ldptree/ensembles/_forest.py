@@ -43,17 +43,10 @@ from ldptree._validation import (
     check_matrix,
     check_vector,
 )
-from ldptree.accounting import (
-    CompositionCertificate,
-    LedgerScope,
-    PrivacyAccount,
-)
+from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccount
 from ldptree.accounting._composed import Rule
 from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
-from ldptree.estimators._base import (
-    ClassifierMixin,
-    RegressorMixin,
-)
+from ldptree.estimators._base import ClassifierMixin, RegressorMixin
 from ldptree.estimators._classes import check_class_labels, resolve_classes
 from ldptree.estimators._inputs import resolve_label_bound
 from ldptree.estimators._lpct import LPCTClassifier

@@ -51,20 +51,12 @@ import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray
-from ldptree._validation import (
-    as_key,
-    check_epsilon,
-    check_int,
-    check_real,
-)
+from ldptree._validation import as_key, check_epsilon, check_int, check_real
 from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
 from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
-from ldptree.estimators._base import (
-    ClassifierMixin,
-    RegressorMixin,
-)
+from ldptree.estimators._base import ClassifierMixin, RegressorMixin
 from ldptree.estimators._classes import encode_labels, resolve_classes
 from ldptree.estimators._inputs import check_fit_rows, fit_scaler, resolve_label_bound
 from ldptree.estimators._lpct import LPCTClassifier
