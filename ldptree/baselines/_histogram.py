@@ -115,9 +115,6 @@ class _Histogram(Planned, BaseEstimator):
             self.scaler_ = scaler
             self.partition_ = partition
             self.epsilon_ = epsilon
-            self.privacy_ledger_ = ledger
-            self.privacy_ = ledger.total
-            self.privacy_certificate_ = charge.certificate
             self.mechanism_ = mechanism
             self.estimates_ = estimates
             if classes is not None:
@@ -127,18 +124,7 @@ class _Histogram(Planned, BaseEstimator):
             self._finish(estimates, readout)
             return self
 
-        return FitPlan(
-            partition=partition,
-            scaler=scaler,
-            mechanism=mechanism,
-            choice=None,
-            round=round_,
-            certificate=charge.certificate,
-            ledger=ledger,
-            n_holders=n,
-            finish=finish,
-            classes=classes,
-        )
+        return FitPlan.of_round(round_, charge.certificate, ledger, n, finish, classes=classes)
 
     def _readout_settings(self) -> Any:
         raise NotImplementedError
