@@ -215,7 +215,7 @@ _REGRESSOR_DOC = """
 
 
 class PHISTRegressor(_HistogramRegressor):
-    (
+    __doc__ = (
         """Private histogram regression (Berrett-Gyorfi-Walk): ``m^_j = s^_j / c^_j`` if
     ``c^_j / n > t`` else 0 (module docstring).
     """
@@ -249,7 +249,7 @@ class PHISTRegressor(_HistogramRegressor):
 
 
 class APHISTRegressor(PHISTRegressor):
-    (
+    __doc__ = (
         """Adjusted private histogram (Gyorfi-Kroll, our reading): ``mu-_j = (c^_j / n + h^d)
     / 2`` and ``m^_j = (s^_j / n) / mu-_j`` if ``mu-_j >= t`` else 0 (module docstring).
     """
