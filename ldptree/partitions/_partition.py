@@ -208,9 +208,11 @@ class Partition:
         if not traced and n <= HOST_ROUTING_ROWS:
             host: jax.Array = jax.device_put(self._route_host(X))  # a transfer, no jitted program
             return host
-        # Rows, nodes and features are padded to powers of two, so one compiled program serves
-        # every dataset and tree of the same padded size. Padding nodes are unreachable leaves,
-        # padding features are never split on, padding rows are routed and dropped.
+        # Rows, nodes and (traced) features are padded to powers of two, so one compiled program
+        # serves every dataset and tree of the same padded size. Padding nodes are unreachable
+        # leaves, padding features are never split on, padding rows are routed and dropped.
+        # Concrete rows keep their d features: a full chunk of float64 rows is then routed
+        # without a host copy.
         rows, nodes, width = bucket(n, MIN_ROWS), bucket(self.n_nodes), bucket(d)
         pad = nodes - self.n_nodes
         arrays = (
@@ -226,8 +228,11 @@ class Partition:
             )
             return routed[:n]
         feature, threshold, left, right, leaf_id = arrays
-        padded = np.zeros((rows, width), dtype=np.float64)
-        padded[:n, :d] = X
+        if n == rows and X.dtype == np.float64 and X.flags.c_contiguous:
+            padded = X  # a full chunk of float64 rows: no copy (features are not padded here)
+        else:
+            padded = np.zeros((rows, d), dtype=np.float64)
+            padded[:n] = X
         t_key = order_keys(np.where(left < 0, np.inf, threshold))
         t_key[(left >= 0) & (threshold == 0.0)] = -1  # -0.0's key: no zero is below a zero
         with jax.enable_x64(True):  # this thread only: 64-bit integers on the device
