@@ -709,9 +709,16 @@ def blocked_sums(
     def step(i: jax.Array, acc: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         return tuple(a + b for a, b in zip(acc, part(i * block), strict=True))
 
-    blocks = (n_valid + block - 1) // block
-    # the first block starts the sums (zero when n_valid = 0: every row is masked)
-    total: tuple[jax.Array, ...] = jax.lax.fori_loop(1, blocks, step, part(jnp.int32(0)))
+    # At least one block (all rows masked when n_valid = 0), each traced once, inside the loop:
+    # the sums start from the exact additive identity (-0.0 for floats, so that -0.0 + x is x
+    # bit for bit, signed zeros included; 0 for integers).
+    shapes = jax.eval_shape(part, jnp.int32(0))
+    start = tuple(
+        jnp.full(x.shape, -0.0 if jnp.issubdtype(x.dtype, jnp.floating) else 0, x.dtype)
+        for x in shapes
+    )
+    blocks = jnp.maximum((n_valid + block - 1) // block, 1)
+    total: tuple[jax.Array, ...] = jax.lax.fori_loop(0, blocks, step, start)
     return total
 
 
