@@ -29,8 +29,10 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
+from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
 from ldptree.mechanisms._kit import (
     Indicator,
     KitMechanism,
@@ -54,13 +56,16 @@ from ldptree.protocols import CellEstimates
 __all__ = ["GeometricLabel", "SplitBudget"]
 
 
+@attrs.frozen
 class SplitBudget(KitMechanism):
-    """Base of a kit mechanism with fields ``epsilon`` and ``budget_split``: ``rho eps`` for the
-    cell release, ``(1 - rho) eps`` for the label release; its releases are checked when it is
-    constructed."""
+    """Base of a regression kit mechanism with the fields ``epsilon``, ``label_bound`` and
+    ``budget_split`` (first, in this order; a subclass adds its own after them): ``rho eps`` for
+    the cell release, ``(1 - rho) eps`` for the label release; its releases are checked when it
+    is constructed. :class:`~ldptree.mechanisms.RRLaplaceMechanism` documents the fields."""
 
-    epsilon: float
-    budget_split: float
+    epsilon: float = attrs.field(converter=to_epsilon)
+    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
+    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
 
     def __attrs_post_init__(self) -> None:
         self._checked_releases()  # fail at construction, naming what is wrong
@@ -77,11 +82,9 @@ class SplitBudget(KitMechanism):
 
 
 class GeometricLabel(SplitBudget):
-    """Mixin for a kit mechanism with fields ``epsilon``, ``label_bound`` and ``budget_split``
-    (module docstring): the label's levels, its geometric release ``"code"``, the budget parts,
+    """Base of a split-budget mechanism whose label is the geometric release (module
+    docstring): the label's levels, its geometric release ``"code"``, the budget parts,
     the debiasing of an indicator cell channel and the label-sum variance bound."""
-
-    label_bound: tuple[float, float]
 
     def labels(self) -> RealLabels:
         return RealLabels(self.label_bound, label_levels(self.label_epsilon))

@@ -44,7 +44,7 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import (
@@ -109,17 +109,9 @@ class KRRLaplaceMechanism(GeometricLabel, KitMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
     """
-
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
 
     report_type = KRRLaplaceReport
 

@@ -45,7 +45,7 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int, to_epsilon
 from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import (
     CellRelease,
@@ -87,20 +87,13 @@ class OUELaplaceMechanism(GeometricLabel, KitMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
     precision_bits:
         Width (16, 32 or 64) of the uniform integers realising the bits; ``None`` (default) takes
         the smallest that realises at least 99% of the cell budget.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
     precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = OUELaplaceReport

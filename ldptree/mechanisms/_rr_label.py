@@ -37,7 +37,7 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int
 from ldptree.mechanisms._channel import MatrixNoise
 from ldptree.mechanisms._geometric_label import SplitBudget
 from ldptree.mechanisms._kit import (
@@ -66,9 +66,6 @@ class RRLabelMechanism(SplitBudget, KitMechanism):
     """Cell bits + one label code through :meth:`label_noise` (module docstring). Subclasses
     implement :meth:`labels`, :attr:`label_noise` and name the label release ``label_name``."""
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
     precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     label_name = "code"

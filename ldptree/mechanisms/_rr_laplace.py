@@ -42,7 +42,7 @@ from typing import Any, NamedTuple
 import attrs
 import jax
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int
 from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import (
     KitMechanism,
@@ -80,9 +80,6 @@ class RRLaplaceMechanism(GeometricLabel, KitMechanism):
         per random word).
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
     precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = RRLaplaceReport

@@ -32,7 +32,7 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int, to_epsilon
 from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
 from ldptree.mechanisms._kit import KitMechanism
 from ldptree.mechanisms._labels import _to_n_classes
@@ -67,20 +67,13 @@ class SubsetLaplaceMechanism(ItemCellLabel, KitMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
     subset_size:
         ``k``; ``None`` (default) takes the best ``k`` for the cell count and budget. At most
         ``L - 1`` is used.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
     subset_size: int | None = attrs.field(default=None, converter=_to_size)
 
     report_type = SubsetLaplaceReport
