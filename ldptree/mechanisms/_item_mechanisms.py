@@ -19,7 +19,13 @@ from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import KitMechanism, debias_indicators
 from ldptree.mechanisms._labels import ClassLabels
 from ldptree.mechanisms._release import Release
-from ldptree.mechanisms._variance import CellVariance, ExactCellVariance
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_class_variance,
+    indicator_variances,
+)
 from ldptree.protocols import CellEstimates
 
 __all__ = ["ItemCellLabel", "ItemPairs"]
@@ -87,6 +93,11 @@ class ItemPairs(KitMechanism):
         """The pair release's law for ``n_cells`` cells."""
         raise NotImplementedError
 
+    def _count_variances(self, law: Any) -> tuple[float, float]:
+        """The variance one holder adds to ``c^_j`` (the debiased sum of cell ``j``'s ``K``
+        declared items) inside cell ``j`` with a declared class, and otherwise."""
+        raise NotImplementedError
+
     def labels(self) -> ClassLabels:
         return ClassLabels(self.n_classes)
 
@@ -103,3 +114,26 @@ class ItemPairs(KitMechanism):
         pairs = debias_indicators(law, counts, n).count[:, : self.n_classes]
         xp = namespace(pairs)
         return CellEstimates(count=xp.sum(pairs, axis=1), label_sum=pairs, n=int(n))
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds for ``n_cells`` cells: :meth:`_count_variances` for the
+        count, one debiased indicator for ``V^_jk``."""
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        inside, outside = self._count_variances(law)
+        single_in, single_out = indicator_variances(law.offset, law.slope)
+        return CellVariance(
+            count=max(inside, outside),
+            label_sum=max(single_in, single_out),
+            count_outside=outside,
+            label_sum_outside=single_out,
+        )
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: :meth:`_count_variances` for ``c^_j``; ``V^_jk`` is one
+        debiased indicator (:func:`~ldptree.mechanisms._variance.indicator_class_variance`)."""
+        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        inside, outside = self._count_variances(law)
+        return indicator_class_variance(inside, outside, law.offset, law.slope, share)
