@@ -11,13 +11,14 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 
-from ldptree._validation import check_int
+from ldptree._validation import check_int, to_epsilon
 from ldptree._xp import namespace
 from ldptree.mechanisms._geometric_label import GeometricLabel
 from ldptree.mechanisms._kit import KitMechanism, debias_indicators
-from ldptree.mechanisms._labels import ClassLabels
+from ldptree.mechanisms._labels import ClassLabels, _to_n_classes
 from ldptree.mechanisms._release import Release
 from ldptree.mechanisms._variance import (
     CellVariance,
@@ -73,13 +74,15 @@ class ItemCellLabel(GeometricLabel):
         )
 
 
+@attrs.frozen
 class ItemPairs(KitMechanism):
     """The pair ``(cell, class)`` as one item release ``"pairs"`` with the whole budget; an
     undeclared class code is the extra item ``K`` of its cell, counted nowhere. Its releases are
-    checked when it is constructed."""
+    checked when it is constructed. The fields ``epsilon`` and ``n_classes`` come first; a
+    subclass adds its own after them."""
 
-    epsilon: float
-    n_classes: int
+    epsilon: float = attrs.field(converter=to_epsilon)
+    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     item_kind: ClassVar[str]
 
     def __attrs_post_init__(self) -> None:

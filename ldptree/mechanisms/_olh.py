@@ -31,10 +31,8 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import to_epsilon
 from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
 from ldptree.mechanisms._kit import KitMechanism
-from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._local_hash import LocalHashRelease, _to_bits
 from ldptree.mechanisms._variance import (
     indicator_variances,
@@ -105,8 +103,6 @@ class OLHCellClassMechanism(ItemPairs, KitMechanism):
         ``r``; ``None`` (default) takes the best for the budget and item count.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     hash_bits: int | None = attrs.field(default=None, converter=_to_bits)
 
     report_type = OLHCellClassReport

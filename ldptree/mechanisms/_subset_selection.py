@@ -32,10 +32,8 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import to_epsilon
 from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
 from ldptree.mechanisms._kit import KitMechanism
-from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._subset import SubsetRelease, _to_size
 
 __all__ = [
@@ -95,16 +93,12 @@ class SubsetCellClassMechanism(ItemPairs, KitMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0`` (one release).
-    n_classes:
-        ``K >= 2``; class codes outside ``0..K-1`` are the extra item ``K`` of their cell.
+    epsilon, n_classes:
+        As for :class:`~ldptree.mechanisms.OLHCellClassMechanism`.
     subset_size:
         ``k``; ``None`` (default) takes the best ``k`` for the item count and budget.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     subset_size: int | None = attrs.field(default=None, converter=_to_size)
 
     report_type = SubsetCellClassReport
