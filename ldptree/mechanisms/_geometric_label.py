@@ -42,7 +42,7 @@ from ldptree.mechanisms._kit import (
     label_level,
     label_levels,
 )
-from ldptree.mechanisms._noise import Geometric
+from ldptree.mechanisms._noise import BitFlip, Geometric, _check_precision
 from ldptree.mechanisms._variance import (
     CellVariance,
     ExactCellVariance,
@@ -53,7 +53,7 @@ from ldptree.mechanisms._variance import (
 )
 from ldptree.protocols import CellEstimates
 
-__all__ = ["GeometricLabel", "SplitBudget"]
+__all__ = ["BitPrecision", "CellBits", "GeometricLabel", "SplitBudget"]
 
 
 @attrs.frozen
@@ -81,6 +81,33 @@ class SplitBudget(KitMechanism):
         return (1.0 - self.budget_split) * self.epsilon
 
 
+@attrs.frozen
+class BitPrecision(SplitBudget):
+    """A split-budget mechanism whose cell noise draws uniform integers of width
+    ``precision_bits`` (16, 32, 64 or ``None``: the smallest realising at least 99% of the cell
+    budget), a field after ``budget_split``."""
+
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
+
+
+@attrs.frozen  # (no fields) an attrs base keeps a subclass's inherited fields in order
+class CellBits(BitPrecision):
+    """The one-hot cell vector through randomized response on every bit (budget ``rho eps / 2``
+    per bit: two one-hot vectors differ in two bits)."""
+
+    @property
+    def flips(self) -> BitFlip:
+        """The randomized response on each cell bit (budget ``rho eps / 2``)."""
+        return BitFlip(self.cell_epsilon / 2.0, self.precision_bits)
+
+    @property
+    def count_variance(self) -> float:
+        """Variance one holder adds to a debiased cell count: ``q'(1 - q') / (1 - 2q')^2``."""
+        q = self.flips.flip_prob
+        return q * (1.0 - q) / (1.0 - 2.0 * q) ** 2
+
+
+@attrs.frozen  # (no fields) an attrs base keeps a subclass's inherited fields in order
 class GeometricLabel(SplitBudget):
     """Base of a split-budget mechanism whose label is the geometric release (module
     docstring): the label's levels, its geometric release ``"code"``, the budget parts,

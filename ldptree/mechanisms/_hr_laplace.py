@@ -30,10 +30,10 @@ import jax
 
 from ldptree._validation import check_int
 from ldptree._xp import as_float, namespace
-from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._geometric_label import BitPrecision, GeometricLabel
 from ldptree.mechanisms._hadamard import HadamardRelease
-from ldptree.mechanisms._kit import KitMechanism, Release
-from ldptree.mechanisms._noise import BitFlip, _check_precision
+from ldptree.mechanisms._kit import Release
+from ldptree.mechanisms._noise import BitFlip
 from ldptree.mechanisms._variance import (
     CellVariance,
     ExactCellVariance,
@@ -54,7 +54,7 @@ class HadamardLaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class HadamardLaplaceMechanism(GeometricLabel, KitMechanism):
+class HadamardLaplaceMechanism(GeometricLabel, BitPrecision):
     """Hadamard response of the cell + one exact noisy label (module docstring).
 
     Parameters
@@ -65,8 +65,6 @@ class HadamardLaplaceMechanism(GeometricLabel, KitMechanism):
         Width (16, 32 or 64) of the uniform integer realising the bit's flip; ``None`` (default)
         takes the smallest that realises at least 99% of the cell budget.
     """
-
-    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = HadamardLaplaceReport
 

@@ -46,7 +46,7 @@ import jax
 import numpy as np
 
 from ldptree._validation import check_int, to_epsilon
-from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._geometric_label import BitPrecision, GeometricLabel
 from ldptree.mechanisms._kit import (
     CellRelease,
     ClassLabels,
@@ -82,7 +82,7 @@ class OUELaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class OUELaplaceMechanism(GeometricLabel, KitMechanism):
+class OUELaplaceMechanism(GeometricLabel, BitPrecision):
     """Optimized unary encoding of the cell + one exact noisy label (module docstring).
 
     Parameters
@@ -93,8 +93,6 @@ class OUELaplaceMechanism(GeometricLabel, KitMechanism):
         Width (16, 32 or 64) of the uniform integers realising the bits; ``None`` (default) takes
         the smallest that realises at least 99% of the cell budget.
     """
-
-    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = OUELaplaceReport
 
