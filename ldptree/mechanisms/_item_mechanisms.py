@@ -1,6 +1,6 @@
-"""What the mechanisms built on an item release share (k-subset selection, local hashing): the
-cell released as an item among ``L`` with a label (regression), or the pair ``(cell, class)`` as an
-item among ``L (K + 1)`` (classification).
+"""What the mechanisms built on an item release share (k-subset selection, local hashing, and
+k-ary randomized response of the cell): the cell released as an item among ``L`` with a label
+(regression), or the pair ``(cell, class)`` as an item among ``L (K + 1)`` (classification).
 
 A release of this kind has a law (``item_law(n_items)``) whose indicator of item ``j`` has mean
 ``offset + slope 1{x = j}``; :func:`~ldptree.mechanisms.debias_indicators` inverts it. The

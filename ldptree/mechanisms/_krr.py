@@ -46,7 +46,7 @@ import numpy as np
 
 from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree._xp import as_float, namespace
-from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._item_mechanisms import ItemCellLabel
 from ldptree.mechanisms._kit import (
     ClassLabels,
     IndexRelease,
@@ -104,7 +104,7 @@ class KRRLaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class KRRLaplaceMechanism(GeometricLabel, KitMechanism):
+class KRRLaplaceMechanism(ItemCellLabel, KitMechanism):
     """k-ary randomized response on the cell index + one exact noisy label (module docstring).
 
     Parameters
@@ -114,40 +114,19 @@ class KRRLaplaceMechanism(GeometricLabel, KitMechanism):
     """
 
     report_type = KRRLaplaceReport
+    item_kind = "k-ary randomized response"
+
+    @property
+    def cell_release(self) -> IndexRelease:
+        """The k-RR cell index (budget ``rho eps``)."""
+        return IndexRelease("cell", self.cell_epsilon)
 
     def cell_noise(self, n_cells: int) -> KaryResponse:
         """The k-RR over ``n_cells`` cells (budget ``rho eps``)."""
         return KaryResponse(self.cell_epsilon, check_int(n_cells, "n_cells", minimum=1))
 
-    def releases(self) -> tuple[Release, ...]:
-        return (IndexRelease("cell", self.cell_epsilon), self.label_release())
-
-    def budget_parts(self) -> tuple[tuple[str, float], ...]:
-        return (("cell (k-ary randomized response)", self.cell_epsilon), self.label_budget_part())
-
-    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
-        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
-        noise = self.cell_noise(int(np.shape(stats["cell"])[0]))
-        return self.debias_cells(noise, stats, "cell", n)
-
-    def cell_variance(self, n_cells: int) -> CellVariance:
-        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        noise = self.cell_noise(n_cells)
-        return self.indicator_cell_variance(noise.offset, noise.slope)
-
-    def exact_cell_variance(
-        self, n_cells: int, *, label_mean: float, label_second_moment: float
-    ) -> ExactCellVariance:
-        """Exact per-holder variances: the report of cell ``j`` is Bernoulli with mean
-        ``o + a 1{j_i = j}``, times the independent geometric label
-        (:meth:`~ldptree.mechanisms._geometric_label.GeometricLabel.exact_indicator_variance`)."""
-        noise = self.cell_noise(n_cells)
-        return self.exact_indicator_variance(
-            noise.offset,
-            noise.slope,
-            label_mean=label_mean,
-            label_second_moment=label_second_moment,
-        )
+    def item_law(self, n_cells: int) -> KaryResponse:
+        return self.cell_noise(n_cells)
 
 
 class KRRPairReport(NamedTuple):
