@@ -58,7 +58,7 @@ class DuchiMechanism(RRLabelMechanism):
     Parameters
     ----------
     epsilon, label_bound:
-        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
+        As for :class:`RRLaplaceMechanism`.
     budget_split:
         ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label
         (:func:`~ldptree.mechanisms.optimal_split` computes one from public quantities).

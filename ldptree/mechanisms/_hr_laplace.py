@@ -60,7 +60,7 @@ class HadamardLaplaceMechanism(GeometricLabel, BitPrecision):
     Parameters
     ----------
     epsilon, label_bound, budget_split:
-        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
+        As for :class:`RRLaplaceMechanism`.
     precision_bits:
         Width (16, 32 or 64) of the uniform integer realising the bit's flip; ``None`` (default)
         takes the smallest that realises at least 99% of the cell budget.

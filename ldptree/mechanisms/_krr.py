@@ -110,7 +110,7 @@ class KRRLaplaceMechanism(ItemCellLabel, KitMechanism):
     Parameters
     ----------
     epsilon, label_bound, budget_split:
-        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
+        As for :class:`RRLaplaceMechanism`.
     """
 
     report_type = KRRLaplaceReport

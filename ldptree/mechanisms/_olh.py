@@ -61,7 +61,7 @@ class OLHLaplaceMechanism(ItemCellLabel, KitMechanism):
     Parameters
     ----------
     epsilon, label_bound, budget_split:
-        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
+        As for :class:`RRLaplaceMechanism`.
     hash_bits:
         ``r`` (``g = 2^r`` hash values); ``None`` (default) takes the best for the cell budget
         and cell count.

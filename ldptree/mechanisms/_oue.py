@@ -88,7 +88,7 @@ class OUELaplaceMechanism(GeometricLabel, BitPrecision):
     Parameters
     ----------
     epsilon, label_bound, budget_split:
-        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
+        As for :class:`RRLaplaceMechanism`.
     precision_bits:
         Width (16, 32 or 64) of the uniform integers realising the bits; ``None`` (default) takes
         the smallest that realises at least 99% of the cell budget.

@@ -110,7 +110,7 @@ class PiecewiseMechanism(RRLabelMechanism):
     Parameters
     ----------
     epsilon, label_bound, budget_split, precision_bits:
-        As for :class:`~ldptree.mechanisms.DuchiMechanism`.
+        As for :class:`DuchiMechanism`.
     """
 
     report_type = PiecewiseReport

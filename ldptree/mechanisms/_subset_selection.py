@@ -59,7 +59,7 @@ class SubsetLaplaceMechanism(ItemCellLabel, KitMechanism):
     Parameters
     ----------
     epsilon, label_bound, budget_split:
-        As for :class:`~ldptree.mechanisms.RRLaplaceMechanism`.
+        As for :class:`RRLaplaceMechanism`.
     subset_size:
         ``k``; ``None`` (default) takes the best ``k`` for the cell count and budget. At most
         ``L - 1`` is used.
@@ -94,7 +94,7 @@ class SubsetCellClassMechanism(ItemPairs, KitMechanism):
     Parameters
     ----------
     epsilon, n_classes:
-        As for :class:`~ldptree.mechanisms.OLHCellClassMechanism`.
+        As for :class:`OLHCellClassMechanism`.
     subset_size:
         ``k``; ``None`` (default) takes the best ``k`` for the item count and budget.
     """
