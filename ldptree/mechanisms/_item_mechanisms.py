@@ -14,11 +14,10 @@ from typing import Any, ClassVar
 import attrs
 import numpy as np
 
-from ldptree._validation import check_int, to_epsilon
+from ldptree._validation import check_int
 from ldptree._xp import namespace
 from ldptree.mechanisms._geometric_label import GeometricLabel
-from ldptree.mechanisms._kit import KitMechanism, debias_indicators
-from ldptree.mechanisms._labels import ClassLabels, _to_n_classes
+from ldptree.mechanisms._kit import ClassMechanism, debias_indicators
 from ldptree.mechanisms._release import Release
 from ldptree.mechanisms._variance import (
     CellVariance,
@@ -74,19 +73,13 @@ class ItemCellLabel(GeometricLabel):
         )
 
 
-@attrs.frozen
-class ItemPairs(KitMechanism):
+@attrs.frozen  # (no fields) an attrs base keeps a subclass's inherited fields in order
+class ItemPairs(ClassMechanism):
     """The pair ``(cell, class)`` as one item release ``"pairs"`` with the whole budget; an
     undeclared class code is the extra item ``K`` of its cell, counted nowhere. Its releases are
-    checked when it is constructed. The fields ``epsilon`` and ``n_classes`` come first; a
-    subclass adds its own after them."""
+    checked when it is constructed."""
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     item_kind: ClassVar[str]
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()  # fail at construction, naming what is wrong
 
     @property
     def pair_release(self) -> Any:
@@ -100,9 +93,6 @@ class ItemPairs(KitMechanism):
         """The variance one holder adds to ``c^_j`` (the debiased sum of cell ``j``'s ``K``
         declared items) inside cell ``j`` with a declared class, and otherwise."""
         raise NotImplementedError
-
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
 
     def releases(self) -> tuple[Release, ...]:
         return (self.pair_release,)

@@ -48,13 +48,12 @@ from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._item_mechanisms import ItemCellLabel
 from ldptree.mechanisms._kit import (
-    ClassLabels,
+    ClassMechanism,
     IndexRelease,
     KitMechanism,
     RealLabels,
     Release,
     _to_levels,
-    _to_n_classes,
 )
 from ldptree.mechanisms._noise import KaryResponse
 from ldptree.mechanisms._variance import (
@@ -221,7 +220,7 @@ class KRRJointMechanism(KitMechanism):
 
 
 @attrs.frozen
-class KRRCellClassMechanism(KitMechanism):
+class KRRCellClassMechanism(ClassMechanism):
     """k-ary randomized response on the pair (cell, class) (module docstring).
 
     Parameters
@@ -232,16 +231,7 @@ class KRRCellClassMechanism(KitMechanism):
         ``K >= 2``; class codes outside ``0..K-1`` report the extra value ``K`` of their cell.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
-
     report_type = KRRPairReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
 
     def pair_noise(self, n_cells: int) -> KaryResponse:
         """The k-RR over ``n_cells (K + 1)`` pairs."""

@@ -45,14 +45,12 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_epsilon
+from ldptree._validation import check_int
 from ldptree.mechanisms._geometric_label import BitPrecision, GeometricLabel
 from ldptree.mechanisms._kit import (
     CellRelease,
-    ClassLabels,
-    KitMechanism,
+    ClassMechanism,
     Release,
-    _to_n_classes,
     cell_indicator,
     debias_indicators,
 )
@@ -140,7 +138,7 @@ class OUECellClassReport(NamedTuple):
 
 
 @attrs.frozen
-class OUECellClassMechanism(KitMechanism):
+class OUECellClassMechanism(ClassMechanism):
     """Optimized unary encoding of the cell-by-class one-hot (module docstring).
 
     Parameters
@@ -153,17 +151,9 @@ class OUECellClassMechanism(KitMechanism):
         As for :class:`OUELaplaceMechanism`.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = OUECellClassReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
 
     @property
     def unary(self) -> UnaryFlip:
