@@ -277,29 +277,39 @@ class Kernel:
         update_wrapper(self, fun)
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        program = None if kwargs else self._stored(args)
+        if program is None:
+            return self._jit(*args, **kwargs)
+        return program(*[a for i, a in enumerate(args) if i not in self._static])
+
+    def prepare(self, *args: Any) -> None:
+        """Compile (or load) the program of a call with these arguments, without running it: a
+        later call finds it ready (in this cache, or in ``jax.jit``'s own, which ahead-of-time
+        compilation fills too)."""
+        if self._stored(args) is None and not getattr(jax.config, "jax_disable_jit", False):
+            self._jit.lower(*args).compile()
+
+    def _stored(self, args: tuple[Any, ...]) -> Any:
+        """The stored program for ``args`` (loaded or compiled now), or ``None`` when the call
+        is left to ``jax.jit`` (cache off, eager mode, or inputs that cannot be stored)."""
         folder = _FOLDER.get()
         if (
             folder is None
-            or kwargs
             or trace_context is None
             or getattr(jax.config, "jax_disable_jit", False)  # eager under jax.disable_jit()
         ):
-            return self._jit(*args, **kwargs)
+            return None
         statics = tuple(a for i, a in enumerate(args) if i in self._static)
         dynamic = [a for i, a in enumerate(args) if i not in self._static]
         leaves, tree = jax.tree_util.tree_flatten(dynamic)
         try:
             signature = tuple(_signature(x) for x in leaves)
         except _NotStoredError:
-            return self._jit(*args)
+            return None
         key = (statics, tree, signature, trace_context())
         if key in self._programs:
-            program = self._programs[key]
-        else:
-            program = self._program(key, folder, statics, args)
-        if program is None:
-            return self._jit(*args)
-        return program(*dynamic)
+            return self._programs[key]
+        return self._program(key, folder, statics, args)
 
     def _program(
         self, key: Hashable, folder: Path, statics: tuple[Any, ...], args: tuple[Any, ...]

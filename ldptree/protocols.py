@@ -40,6 +40,7 @@ __all__ = [
     "OwnRoundEstimator",
     "Partition",
     "Partitioner",
+    "PreparesSummary",
     "PublicCells",
     "ReadOut",
     "ReportT",
@@ -215,6 +216,16 @@ class Mechanism(Protocol[ReportT, StatsT]):
     def debias(self, stats: StatsT, n: int) -> CellEstimates: ...
 
     def log_prob(self, report: Report, cell: int, label: float, n_cells: int) -> float: ...
+
+
+@runtime_checkable
+class PreparesSummary(Protocol):
+    """Mechanism capability: ``prepare_summary(key, cells, labels, n_cells)`` compiles (or loads)
+    the kernel :meth:`FusedSummary.privatize_summarize` runs on records of these shapes, without
+    running it and without reading a record's value. A round calls it on its first piece beside
+    the piece's routing, so that a process's first fit compiles both side by side."""
+
+    def prepare_summary(self, key: PRNGKey, cells: Any, labels: Any, n_cells: int) -> None: ...
 
 
 @runtime_checkable

@@ -85,6 +85,30 @@ def test_a_kernel_computes_what_jit_computes_and_stores_one_program_per_shape(
     assert len(_entries(folder)) == 2
 
 
+@pytest.mark.parametrize("cached", [True, False])
+def test_prepare_compiles_without_running_and_the_call_reuses_it(
+    cached: bool, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    saved = _jax_cache._FOLDER.value
+    try:
+        environ = {} if cached else {ENV_VAR: "off"}
+        folder = enable_compilation_cache(tmp_path / "k", environ=environ)
+        fresh = _jax_cache.Kernel(_affine.__wrapped__, (0,))  # type: ignore[attr-defined]
+        x = np.arange(11 + cached, dtype=np.float32)  # shapes no other test compiles
+        with jax.log_compiles(True), caplog.at_level("DEBUG", logger="jax"):
+            fresh.prepare(4, x, np.float32(1.0))
+            compiled = [r for r in caplog.records if "Finished XLA compilation" in r.getMessage()]
+            assert len(compiled) == 1  # the program compiled now (and nothing ran)
+            if cached:
+                assert folder is not None and len(_entries(folder)) == 1
+            caplog.clear()
+            got = fresh(4, x, np.float32(1.0))
+            assert not [r for r in caplog.records if "Compiling" in r.getMessage()]
+        np.testing.assert_array_equal(np.asarray(got), x * 4 + 1)
+    finally:
+        _jax_cache._FOLDER.value = saved
+
+
 def test_a_damaged_entry_is_compiled_again_and_replaced(folder: Path) -> None:
     x = np.arange(4, dtype=np.float32)
     fresh = _jax_cache.Kernel(_affine.__wrapped__, (0,))  # type: ignore[attr-defined]

@@ -374,6 +374,12 @@ class KitMechanism:
         )
         return self.summary_stats(spec, _privatize_summarize(spec, consts, *args), n_cells)
 
+    def prepare_summary(self, key: PRNGKey, cells: Any, labels: Any, n_cells: int) -> None:
+        """Compile (or load) the kernel :meth:`privatize_summarize` runs on records of these
+        shapes, without running it (:class:`~ldptree.protocols.PreparesSummary`)."""
+        spec, consts, args = self.summary_inputs(key, cells, labels, n_cells, 0, n_holders=0)
+        _privatize_summarize.prepare(spec, consts, *args)
+
     def summary_inputs(
         self,
         key: PRNGKey,

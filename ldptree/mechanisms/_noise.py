@@ -594,21 +594,24 @@ def search_padded(
     A branch-free binary lifting (``log2`` of the padded size steps), every step a gather and a
     lexicographic comparison of 32-bit halves; ``valid`` may be traced, so one program serves
     every table of the same padded size. With ``row`` (integers shaped like ``hi``) the tables are
-    ``[rows, size]`` and each draw searches its own row ``C_{row, k}``.
+    ``[rows, size]`` and each draw searches its own row ``C_{row, k}``. The steps are a loop,
+    not unrolled: the same comparisons, with about half the program for XLA to compile.
     """
     size = int(search.t_hi.shape[-1])
-    count = jnp.zeros(hi.shape, dtype=jnp.int32)
-    step = 1 << max(size, 1).bit_length()
-    while step:
-        probe = count + step
+    top = max(size, 1).bit_length()  # steps 2^top, 2^(top-1), ..., 1
+    t_hi, t_lo = jnp.asarray(search.t_hi), jnp.asarray(search.t_lo)  # indexed by traced steps
+
+    def lift(i: jax.Array, count: jax.Array) -> jax.Array:
+        probe = count + jnp.left_shift(jnp.int32(1), top - i)
         index = jnp.clip(probe, 1, size) - 1
         if row is None:
-            th, tl = search.t_hi[index], search.t_lo[index]
+            th, tl = t_hi[index], t_lo[index]
         else:
-            th, tl = search.t_hi[row, index], search.t_lo[row, index]
+            th, tl = t_hi[row, index], t_lo[row, index]
         below = (th < hi) | ((th == hi) & (tl <= lo))
-        count = jnp.where((probe <= search.valid) & below, probe, count)
-        step >>= 1
+        return jnp.where((probe <= search.valid) & below, probe, count)
+
+    count: jax.Array = jax.lax.fori_loop(0, top + 1, lift, jnp.zeros(hi.shape, dtype=jnp.int32))
     return count
 
 

@@ -12,13 +12,14 @@ the same threshold comparisons, which is the same as clamping it into the cube f
 **Float64 routing.** Thresholds are float64 and the partitioners grow the tree with float64
 comparisons, so concrete rows are routed with the exact float64 comparison ``x < t`` too: a
 point one float64 ulp below a threshold goes left, as in the tree's growth and in a float64
-reference implementation. Without ``jax_enable_x64`` the device has no float64, so the compiled
-walk compares *order keys*: the bits of a float64 ``v`` (``-0.0`` read as ``+0.0``) are mapped to
-the unsigned integer ``k(v)`` = ``bits | 2^63`` for ``v >= 0`` and ``~bits`` for ``v < 0``, which
-is strictly increasing in ``v``, and ``k`` is split into two uint32 words ``(hi, lo)``; then
-``x < t`` exactly when ``hi(x) < hi(t)``, or ``hi(x) = hi(t)`` and ``lo(x) < lo(t)``. Traced rows
-(inside the caller's ``jax.jit``) are compared in the wider of their dtype and the thresholds':
-exactly under ``jax_enable_x64``, in float32 otherwise.
+reference implementation. The compiled walk runs inside ``jax.enable_x64(True)``, a setting of
+the calling thread only (no process-wide JAX option changes), and compares *order keys*: the bits
+of a float64 read as an int64 ``b``, mapped to ``b`` for ``b >= 0`` and to ``b XOR (2^63 - 1)``
+otherwise, which is strictly increasing in the value (``-0.0`` one below ``+0.0``; a zero
+threshold takes the key of ``-0.0``). Integer comparisons are exact where XLA's float64 ones
+flush subnormal values to zero. Traced rows (inside the caller's ``jax.jit``) are compared in
+the wider of their dtype and the thresholds': exactly under ``jax_enable_x64``, in float32
+otherwise.
 
 The partition is what a curator publishes to data holders; ``to_json``/``from_json`` round-trip it
 exactly (floats are written as ``float.hex`` strings) and ``from_json`` re-validates the structure,
@@ -180,8 +181,8 @@ class Partition:
     def cells(self, X: Any) -> jax.Array:
         """Cell index of every row: ``float[n, d] -> int32[n]`` (jitted, ``O(depth)`` per row).
 
-        Concrete rows are compared in float64, exactly (module docstring: on the device through
-        two uint32 order keys per value). Traced rows are compared exactly under
+        Concrete rows are compared in float64, exactly (float32 rows are widened, never the
+        thresholds narrowed). Traced rows are compared exactly under
         ``jax_enable_x64`` and in float32 otherwise, where a point within one float32 ulp of a
         data-dependent threshold can fall on the other side (a change of partition, not of
         privacy: any partition is allowed).
@@ -192,7 +193,12 @@ class Partition:
         traced = is_traced(X, self)
         # Concrete input is converted and padded on the host (one transfer, no per-op dispatch:
         # routing is called three times per fit, and on small data dispatch is what it costs).
-        X = jnp.asarray(X) if traced else np.asarray(X, dtype=np.float64)
+        if traced:
+            X = jnp.asarray(X)
+        else:  # float32 rows stay float32 until the one padded copy below (widening is exact)
+            X = np.asarray(X)
+            if X.dtype not in (np.float32, np.float64):
+                X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2 or X.shape[1] != self.n_features:
             raise ValueError(
                 f"X must have shape (n_samples, {self.n_features}) to be routed through this "
@@ -220,19 +226,21 @@ class Partition:
             )
             return routed[:n]
         feature, threshold, left, right, leaf_id = arrays
-        # the raw float64 bits as uint32 words (little-endian: low word first); the order keys
-        # are formed on the device, so the host only copies
-        words = np.zeros((rows, width, 2), dtype="<u4")
-        words[:n, :d] = np.ascontiguousarray(X, dtype="<f8").view("<u4").reshape(n, d, 2)
-        t_hi, t_lo = _threshold_keys(np.where(left < 0, np.inf, threshold))
-        routed = _route_keys(feature, t_hi, t_lo, left, right, leaf_id, np.int32(self.depth), words)
+        padded = np.zeros((rows, width), dtype=np.float64)
+        padded[:n, :d] = X
+        t_key = order_keys(np.where(left < 0, np.inf, threshold))
+        t_key[(left >= 0) & (threshold == 0.0)] = -1  # -0.0's key: no zero is below a zero
+        with jax.enable_x64(True):  # this thread only: 64-bit integers on the device
+            routed = _route_keys(
+                feature, t_key, left, right, leaf_id, np.int32(self.depth), padded.view(np.int64)
+            )
         # slicing on the host and transferring back is cheaper than a device slice dispatch (and
         # a plain transfer, unlike jnp.asarray, runs no jitted program to trace in a new process)
         out: jax.Array = jax.device_put(np.asarray(routed)[:n])
         return out
 
     def _route_host(self, X: np.ndarray[Any, Any]) -> Int32Array:
-        # The same level-wise walk as `_route_keys`, in NumPy float64: for a few thousand rows
+        # The same level-wise walk as `_route`, in NumPy float64: for a few thousand rows
         # the jitted program's dispatch and synchronisation cost more than the walk itself, and
         # routing runs three times per fit. Both compare exactly in float64, so the cells are
         # identical (a test compares the two).
@@ -434,64 +442,43 @@ def _route(
     return leaf
 
 
-_SIGN = np.uint64(1 << 63)
+def order_keys(values: Any) -> np.ndarray[Any, Any]:
+    """The int64 order key of each float64 (module docstring): for non-NaN ``a``, ``b``,
+    ``a < b`` exactly when ``key(a) < key(b)``, except that ``-0.0`` keys one below ``+0.0``."""
+    return np.asarray(_key(np.asarray(values, dtype=np.float64).view(np.int64)))
 
 
-def order_keys(values: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """``(hi, lo)`` uint32 words of the order key of each float64 (module docstring): for
-    non-NaN ``a``, ``b``, ``a < b`` exactly when ``(hi(a), lo(a)) < (hi(b), lo(b))``
-    lexicographically."""
-    v = np.asarray(values, dtype=np.float64) + 0.0  # -0.0 + 0.0 is +0.0: one key for zero
-    bits = v.view(np.uint64)
-    key = np.where(bits >= _SIGN, ~bits, bits | _SIGN)
-    return (key >> np.uint64(32)).astype(np.uint32), (key & np.uint64(0xFFFFFFFF)).astype(np.uint32)
-
-
-def _device_keys(words: jax.Array) -> tuple[jax.Array, jax.Array]:
-    """:func:`order_keys` of float64 values given as their little-endian uint32 words
-    ``[..., 2]``, on the device. ``-0.0`` keeps its own key, one below ``+0.0``'s: routing
-    gives thresholds of zero the key of ``-0.0`` (:func:`_threshold_keys`), so ``x < 0`` is
-    false for both zeros."""
-    lo, hi = words[..., 0], words[..., 1]
-    negative = (hi >> 31).astype(jnp.uint32) * jnp.uint32(0xFFFFFFFF)  # all ones if negative
-    return hi ^ (negative | jnp.uint32(0x80000000)), lo ^ negative
-
-
-def _threshold_keys(threshold: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-    """Order keys of the thresholds for :func:`_device_keys`' rows: a zero threshold takes the
-    key of ``-0.0``, the smallest key of a zero, so neither ``-0.0`` nor ``+0.0`` is below it."""
-    t = np.asarray(threshold, dtype=np.float64)
-    hi, lo = order_keys(t)
-    zero = t == 0.0
-    return np.where(zero, np.uint32(0x7FFFFFFF), hi), np.where(zero, np.uint32(0xFFFFFFFF), lo)
+def _key(bits: Any) -> Any:
+    # a negative float's bits read as int64 grow with its magnitude: flipping the 63 magnitude
+    # bits reverses that order and leaves every negative below every non-negative
+    xp = namespace(bits)
+    return xp.where(bits < 0, bits ^ xp.int64(0x7FFF_FFFF_FFFF_FFFF), bits)
 
 
 @kernel
 def _route_keys(
     feature: jax.Array,
-    t_hi: jax.Array,
-    t_lo: jax.Array,
+    t_key: jax.Array,
     left: jax.Array,
     right: jax.Array,
     leaf_id: jax.Array,
     depth: jax.Array,
-    words: jax.Array,
+    bits: jax.Array,
 ) -> jax.Array:
-    # `_route` with the float64 comparison x < t done on the two words of the order keys
-    x_hi, x_lo = _device_keys(words)
+    # `_route` with the float64 comparison x < t done on int64 order keys (under 64-bit mode):
+    # integer comparisons are exact where XLA's float comparisons flush subnormals to zero
+    x_key = _key(bits)
     node_ids = jnp.arange(feature.shape[0], dtype=jnp.int32)
     is_leaf = left < 0
     go_left = jnp.where(is_leaf, node_ids, left)
     go_right = jnp.where(is_leaf, node_ids, right)
     feature = jnp.where(is_leaf, 0, feature)
-    rows = jnp.arange(x_hi.shape[0])
+    rows = jnp.arange(x_key.shape[0])
 
     def level(_: jax.Array, node: jax.Array) -> jax.Array:
-        f, hi, lo = feature[node], t_hi[node], t_lo[node]
-        xh, xl = x_hi[rows, f], x_lo[rows, f]
-        below = (xh < hi) | ((xh == hi) & (xl < lo))
+        below = x_key[rows, feature[node]] < t_key[node]
         return jnp.where(below, go_left[node], go_right[node])
 
-    node = jax.lax.fori_loop(0, depth, level, jnp.zeros(x_hi.shape[0], dtype=jnp.int32))
+    node = jax.lax.fori_loop(0, depth, level, jnp.zeros(x_key.shape[0], dtype=jnp.int32))
     leaf: jax.Array = leaf_id[node]
     return leaf

@@ -31,6 +31,7 @@ from typing import Any, Literal, Protocol, TypeVar, cast
 
 import attrs
 import jax
+import numpy as np
 
 from ldptree.accounting._reuse import watch_key_use
 from ldptree.mechanisms._batch import SummaryJob, summarize_many
@@ -38,6 +39,7 @@ from ldptree.protocols import (
     Aggregator,
     FoldsSummaries,
     FusedSummary,
+    PreparesSummary,
     SimulatesHolders,
     declares,
 )
@@ -157,14 +159,26 @@ class Threads(Serial):
                 X, y = pad_rows(X, size), pad_rows(y, size)
             return piece_summary(job, X, y, first, holders)
 
+        def prepare(X: Any, y: Any, first: int) -> None:
+            # the kernel this piece will run, compiled while the piece is routed; only shapes
+            # and dtypes are read (zeros stand in for the cells, and for the labels once converted)
+            labels = np.zeros_like(mechanism_labels(y, host=True))
+            cells = np.zeros(labels.shape[0], dtype=np.int32)
+            cast(PreparesSummary, mechanism).prepare_summary(
+                job.key, cells, labels, job.round.n_cells
+            )
+
         pieces: Iterable[Piece] = job.round.pieces(source)
-        if (
+        fused = (
             declares(mechanism, FusedSummary)
             and size <= cast(FusedSummary, mechanism).max_summary_rows
-        ):
+        )
+        if fused:
             pieces = mark_last(pieces, size, padded_at)
         aggregator, state = job.aggregator, job.aggregator.init()
-        for part in map_chunks(work, pieces):  # merged in holder order
+        # merged in holder order
+        early = fused and declares(mechanism, PreparesSummary)
+        for part in map_chunks(work, pieces, prepare=prepare if early else None):
             state = aggregator.merge(state, part)
         return state
 
@@ -241,17 +255,22 @@ def round_devices() -> list[Any]:
     return [chosen]
 
 
-def map_chunks(work: Work[Result], pieces: Iterable[Piece]) -> Iterator[Result]:
+def map_chunks(
+    work: Work[Result], pieces: Iterable[Piece], *, prepare: Work[None] | None = None
+) -> Iterator[Result]:
     """``work(X_chunk, y_chunk, first_holder)`` for consecutive pieces, results in order.
 
     A single piece runs in the calling thread; several go to one worker per device (at least two,
     so that reading overlaps the kernels: JAX and NumPy release the interpreter lock in theirs).
     Piece ``i`` runs on device ``i mod D`` with the same holder indices wherever it runs; at most
     ``workers + 1`` pieces are held; an error stops the round once the pieces in flight end.
+    ``prepare(X_chunk, y_chunk, first_holder)``, if given, runs on the first piece beside its
+    ``work``, on the same device, and its result is dropped: a process's first round compiles
+    its kernels side by side (e.g. routing beside the fused kernel) instead of one after the other.
     """
     items = iter(pieces)
     head = list(itertools.islice(items, 2))
-    if len(head) < 2:
+    if len(head) < 2 and (prepare is None or not head):
         for X_chunk, y_chunk in head:
             yield work(X_chunk, y_chunk, 0)
         return
@@ -261,17 +280,21 @@ def map_chunks(work: Work[Result], pieces: Iterable[Piece]) -> Iterator[Result]:
     # compares in JAX's default float type) and its device
     x64 = bool(getattr(jax.config, "jax_enable_x64", False))  # untyped option
 
-    def run(device: Any, X_chunk: Any, y_chunk: Any, first: int) -> Result:
+    def run(fn: Work[Any], device: Any, X_chunk: Any, y_chunk: Any, first: int) -> Any:
         with jax.default_device(device), jax.enable_x64(x64):
-            return work(X_chunk, y_chunk, first)
+            return fn(X_chunk, y_chunk, first)
 
     with ThreadPoolExecutor(workers, thread_name_prefix="ldptree-round") as pool:
         pending: deque[Future[Result]] = deque()
+        if prepare is not None:
+            # not awaited: it only fills compile caches; an error in it is the piece's own
+            # error, which `work` raises on the same inputs
+            pool.submit(run, prepare, devices[0], *head[0], 0)
         start = 0
         try:
             for i, (X_chunk, y_chunk) in enumerate(itertools.chain(head, items)):
                 device = devices[i % len(devices)]
-                pending.append(pool.submit(run, device, X_chunk, y_chunk, start))
+                pending.append(pool.submit(run, work, device, X_chunk, y_chunk, start))
                 start += int(X_chunk.shape[0])
                 if len(pending) > workers:
                     yield pending.popleft().result()

@@ -200,14 +200,37 @@ def test_routing_is_exact_in_float64_next_to_every_threshold(n_rows):
     assert np.any(naive_cells(as_float32, X.astype(np.float32)) != cells)
 
 
-def test_order_keys_sort_like_the_floats():
-    from ldptree.partitions._partition import order_keys
-
+@pytest.mark.parametrize("n_rows", [300, 5000])  # the NumPy walk and the compiled walk
+def test_routing_compares_special_values_like_float64(n_rows):
+    # zeros of both signs, subnormals, infinities and huge magnitudes against thresholds at zero,
+    # at a subnormal and at a huge value: the compiled walk runs in float64 whatever the
+    # process's 64-bit setting, so it agrees with the one-row-at-a-time float64 definition
+    special = [0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 1e300, -1e300, 1.0]
+    p = Partition.from_arrays(
+        feature=[0, -1, 1, 0, -1, -1, -1],
+        threshold=[0.0, np.nan, 5e-324, 1e300, np.nan, np.nan, np.nan],
+        left=[1, -1, 3, 5, -1, -1, -1],
+        right=[2, -1, 4, 6, -1, -1, -1],
+        lower=np.zeros((7, 2)),
+        upper=np.ones((7, 2)),
+    )
     rng = np.random.default_rng(3)
-    special = [0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, 1.0, np.nextafter(1.0, 2.0)]
-    a = np.concatenate([rng.normal(size=2000) * 10.0 ** rng.integers(-300, 300, 2000), special])
-    b = rng.permutation(a)
-    (ah, al), (bh, bl) = order_keys(a), order_keys(b)
-    assert ah.dtype == np.uint32 and al.dtype == np.uint32
-    np.testing.assert_array_equal((ah < bh) | ((ah == bh) & (al < bl)), a < b)
-    np.testing.assert_array_equal((ah == bh) & (al == bl), a == b)  # -0.0 == 0.0 included
+    X = rng.choice(special, size=(n_rows, 2))
+    cells = np.asarray(p.cells(X))
+    np.testing.assert_array_equal(cells, naive_cells(p, X))
+    assert set(cells.tolist()) == {0, 1, 2, 3}  # every cell reached: the check can fail
+
+
+def test_float32_rows_route_as_their_float64_values():
+    # float32 rows are widened, never thresholds narrowed: a float32 row one float32 ulp from a
+    # float64 threshold goes where its exact value belongs
+    from ldptree.partitions import CartPartitioner
+
+    rng = np.random.default_rng(5)
+    Xq = rng.uniform(size=(500, 3))
+    p = CartPartitioner(max_depth=5, min_samples_leaf=2).fit(
+        Xq, Xq[:, 0] + rng.normal(size=500), key=jax.random.key(0)
+    )
+    X = _near_thresholds(p, 5000, 9).astype(np.float32)
+    np.testing.assert_array_equal(np.asarray(p.cells(X)), naive_cells(p, X))
+    np.testing.assert_array_equal(np.asarray(p.cells(X[:300])), naive_cells(p, X[:300]))

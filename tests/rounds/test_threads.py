@@ -45,6 +45,54 @@ def test_a_single_chunk_runs_in_the_calling_thread() -> None:
     assert list(map_chunks(work, [])) == []
 
 
+@pytest.mark.parametrize("sizes", [[4], [5, 3, 7]])
+def test_prepare_sees_the_first_piece_beside_its_work_and_changes_no_result(
+    sizes: list[int],
+) -> None:
+    prepared: list[tuple[int, int, str]] = []
+
+    def prepare(X: Any, y: Any, first: int) -> str:
+        prepared.append((first, int(X.shape[0]), threading.current_thread().name))
+        return "dropped"
+
+    def work(X: Any, y: Any, first: int) -> int:
+        return first
+
+    out = list(map_chunks(work, _pieces(sizes), prepare=prepare))
+    assert out == list(map_chunks(work, _pieces(sizes)))
+    assert [p[:2] for p in prepared] == [(0, sizes[0])]
+    assert prepared[0][2].startswith("ldptree-round")  # in the pool, even for one piece
+
+
+def test_a_round_prepares_its_fused_kernel_once_on_the_first_piece(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ldptree.mechanisms import RRLaplaceMechanism
+    from ldptree.partitions import MaxEdgePartitioner
+    from ldptree.rounds import PrivateRows, Round, Serial, Threads, run
+
+    rng = np.random.default_rng(3)
+    partition = MaxEdgePartitioner(max_depth=3).fit(rng.uniform(size=(300, 2)), None)
+    X, y = rng.uniform(size=(2500, 2)), rng.normal(size=2500)
+    calls: list[tuple[int, ...]] = []
+    original = RRLaplaceMechanism.prepare_summary
+
+    def spy(self: Any, key: Any, cells: Any, labels: Any, n_cells: int) -> None:
+        calls.append((int(cells.shape[0]), int(labels.shape[0]), n_cells))
+        original(self, key, cells, labels, n_cells)
+
+    monkeypatch.setattr(RRLaplaceMechanism, "prepare_summary", spy)
+    mech = RRLaplaceMechanism(epsilon=2.0, label_bound=2.0)
+    round_ = Round(partition=partition, mechanism=mech, key=jax.random.key(1), chunk_size=1000)
+    threaded = run([round_], PrivateRows.of(X, y), executor=Threads())[0].state
+    assert calls == [(1000, 1000, partition.n_leaves)]
+    plain = run([round_], PrivateRows.of(X, y), executor=Serial())[0].state
+    for name in plain.stats:
+        np.testing.assert_array_equal(
+            np.asarray(threaded.stats[name]), np.asarray(plain.stats[name])
+        )
+
+
 def test_an_error_in_a_chunk_or_in_reading_stops_the_round() -> None:
     def work(X: Any, y: Any, first: int) -> int:
         if first == 8:
