@@ -32,12 +32,12 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ldptree._validation import to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import to_budget_split
 from ldptree.mechanisms._kit import (
     Indicator,
-    KitMechanism,
     LabelRelease,
     RealLabels,
+    RegressionMechanism,
     debias_indicators,
     label_level,
     label_levels,
@@ -57,18 +57,13 @@ __all__ = ["BitPrecision", "CellBits", "GeometricLabel", "SplitBudget"]
 
 
 @attrs.frozen
-class SplitBudget(KitMechanism):
+class SplitBudget(RegressionMechanism):
     """Base of a regression kit mechanism with the fields ``epsilon``, ``label_bound`` and
     ``budget_split`` (first, in this order; a subclass adds its own after them): ``rho eps`` for
     the cell release, ``(1 - rho) eps`` for the label release; its releases are checked when it
     is constructed. :class:`~ldptree.mechanisms.RRLaplaceMechanism` documents the fields."""
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()  # fail at construction, naming what is wrong
 
     @property
     def cell_epsilon(self) -> float:

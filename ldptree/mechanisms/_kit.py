@@ -49,7 +49,7 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._jax_cache import kernel
 from ldptree._memo import memoised
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import check_int, to_epsilon
+from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree._xp import as_float, namespace
 from ldptree.accounting._law import Block, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
@@ -90,6 +90,7 @@ __all__ = [
     "KitMechanism",
     "LabelRelease",
     "RealLabels",
+    "RegressionMechanism",
     "Release",
     "_to_levels",
     "_to_n_classes",
@@ -543,6 +544,19 @@ class KitMechanism:
         return ReportLaw(
             blocks=tuple(blocks), labels=labels.domain(), assemble=assemble, disassemble=disassemble
         )
+
+
+@attrs.frozen
+class RegressionMechanism(KitMechanism):
+    """Base of a regression kit mechanism: the fields ``epsilon`` and ``label_bound`` (first, in
+    this order; a subclass adds its own after them), and releases checked when it is
+    constructed."""
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()  # fail at construction, naming what is wrong
 
 
 @attrs.frozen

@@ -44,7 +44,7 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_epsilon, to_label_bound
+from ldptree._validation import check_int
 from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._item_mechanisms import ItemCellLabel
 from ldptree.mechanisms._kit import (
@@ -52,6 +52,7 @@ from ldptree.mechanisms._kit import (
     IndexRelease,
     KitMechanism,
     RealLabels,
+    RegressionMechanism,
     Release,
     _to_levels,
 )
@@ -136,7 +137,7 @@ class KRRPairReport(NamedTuple):
 
 
 @attrs.frozen
-class KRRJointMechanism(KitMechanism):
+class KRRJointMechanism(RegressionMechanism):
     """k-ary randomized response on the pair (cell, label level) (module docstring).
 
     Parameters
@@ -150,14 +151,9 @@ class KRRJointMechanism(KitMechanism):
         lower the rounding's variance (at most ``step^2 / 4``) but raise ``k = L (levels + 1)``.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     levels: int = attrs.field(default=2, converter=_to_levels)
 
     report_type = KRRPairReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
 
     def labels(self) -> RealLabels:
         return RealLabels(self.label_bound, self.levels)
