@@ -44,6 +44,7 @@ __all__ = [
     "PublicCells",
     "ReadOut",
     "ReportT",
+    "SimulatesFromCounts",
     "SimulatesHolders",
     "StatsT",
     "SupportsAggregateSimulation",
@@ -290,6 +291,22 @@ class SupportsAggregateSimulation(Protocol):
     """
 
     def simulate_summary(self, key: PRNGKey, cells: Any, labels: Any, n_cells: int) -> Stats: ...
+
+
+@runtime_checkable
+class SimulatesFromCounts(Protocol):
+    """A mechanism whose aggregate simulation needs only the records' counts per (cell, label
+    level), so that the simulation's memory does not grow with the number of holders.
+
+    ``record_counts(cells, labels, n_cells)`` returns those counts (integers ``[n_cells,
+    levels]``, summable over chunks), or ``None`` when the levels are random (e.g. real labels
+    rounded at random), in which case the records must be kept; ``simulate_counts(key, counts,
+    n_cells)`` equals ``simulate_summary`` of any records with those counts, bit for bit.
+    """
+
+    def record_counts(self, cells: Any, labels: Any, n_cells: int) -> Any: ...
+
+    def simulate_counts(self, key: PRNGKey, counts: Any, n_cells: int) -> Stats: ...
 
 
 S = TypeVar("S")

@@ -50,6 +50,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
 from ldptree._typing import FloatArray
@@ -67,23 +68,16 @@ from ldptree._xp import float_dtype, namespace
 from ldptree.accounting import LedgerScope, PrivacyAccount
 from ldptree.estimators import (
     BaseEstimator,
+    FitPlan,
+    Planned,
     RegressorMixin,
-    check_fit_data,
     fit_scaler,
-    keeps_state_on_error,
     resolve_label_bound,
 )
 from ldptree.mechanisms import LaplaceFeatureLabelMechanism
 from ldptree.partitions import Partition
-from ldptree.rounds import (
-    PrivateRows,
-    ReportCollector,
-    Round,
-    certified_spend,
-    charged_ledger,
-    release_key,
-    run,
-)
+from ldptree.protocols import CellEstimates
+from ldptree.rounds import ReportCollector, Round, certified_spend, charged_ledger, release_key
 
 GUARDS = ("public_mean", "none")
 #: Allowed ``bandwidth`` range (on features scaled to ``[0, 1]``).
@@ -175,7 +169,25 @@ def deconvolution_sums(
     return num, den, absolute
 
 
-class DECONVRegressor(RegressorMixin, BaseEstimator):
+@attrs.frozen(eq=False)
+class _Released(CellEstimates):
+    """The one cell's estimates with every holder's report, in holder order: what the kernel
+    read-out reads (the reports are what the holders released, so keeping them is free)."""
+
+    reports: Any
+
+
+@attrs.frozen
+class _KeepReports(ReportCollector):
+    """:class:`~ldptree.rounds.ReportCollector` whose estimates carry the kept reports, so that
+    the plan's read-out (which sees only the round's estimates) can read them."""
+
+    def finalize(self, state: Any) -> _Released:
+        total = ReportCollector.finalize(self, state)
+        return _Released(total.count, total.label_sum, total.n, self.reports(state))
+
+
+class DECONVRegressor(RegressorMixin, Planned, BaseEstimator):
     """Deconvolution kernel regression on locally private releases (Farokhi 2020; module doc).
 
     Parameters
@@ -247,17 +259,17 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
         holder_chunk = check_int(self.holder_chunk, "holder_chunk", minimum=1)
         return h, floor, test_chunk, holder_chunk
 
-    @keeps_state_on_error
-    def fit(self, X: Any, y: Any, *, X_public: Any = None, y_public: Any = None) -> DECONVRegressor:
-        """Each holder releases its noisy features and label; the curator keeps the releases."""
+    def _settings(self) -> tuple[float, float, int]:
         epsilon = check_epsilon(self.epsilon, "epsilon")
         share = check_open_unit(self.feature_share, "feature_share")
         chunk = check_int(self.chunk_size, "chunk_size", minimum=1)
         self._check_read_out()
-        y = self._check_fit_input(X, y)
-        X_arr, y_arr, Xq, yq = check_fit_data(X, y, X_public, y_public)
+        return epsilon, share, chunk
+
+    def _plan(self, settings: Any, Xq: Any, yq: Any, d: int, n: int | None) -> FitPlan[Any]:
+        """Each holder releases its noisy features and label; the curator keeps the releases."""
+        epsilon, share, chunk = settings
         bound = resolve_label_bound(self.label_bound, yq)
-        d = X_arr.shape[1]
         mechanism = LaplaceFeatureLabelMechanism(
             epsilon=epsilon, n_features=d, label_bound=bound, feature_share=share
         )
@@ -271,27 +283,30 @@ class DECONVRegressor(RegressorMixin, BaseEstimator):
             partition=partition,
             mechanism=mechanism,
             key=release_key(as_key(self.random_state), mechanism, partition),
-            aggregator=ReportCollector,
+            aggregator=_KeepReports,
             scaler=scaler,
             chunk_size=chunk,
         )
-        result = run([round_], PrivateRows.of(X_arr, y_arr))[0]
-        collector = result.aggregator
-        assert isinstance(collector, ReportCollector)
-        reports = collector.reports(result.state)
 
-        self.n_features_in_ = d
-        self.scaler_ = scaler
-        self.mechanism_ = mechanism
-        self.label_bound_ = bound
-        self.noisy_features_ = mechanism.decode_features(reports.features)
-        self.noisy_labels_ = mechanism.decode_labels(reports.label)
-        self.estimates_ = result.estimates
-        self.fallback_ = float(yq.mean()) if yq is not None else float(self.noisy_labels_.mean())
-        self.privacy_ledger_ = ledger.post_process("deconvolution kernel read-out")
-        self.privacy_ = ledger.total
-        self.privacy_certificate_ = charge.certificate
-        return self
+        def finish(estimates: CellEstimates | None) -> DECONVRegressor:
+            if not isinstance(estimates, _Released):
+                raise ValueError(
+                    "DECONV's read-out needs the released reports: pass the estimates of the "
+                    "plan's own round (plan.run or plan.collect)"
+                )
+            self.n_features_in_ = d
+            self.scaler_ = scaler
+            self.mechanism_ = mechanism
+            self.label_bound_ = bound
+            self.noisy_features_ = mechanism.decode_features(estimates.reports.features)
+            self.noisy_labels_ = mechanism.decode_labels(estimates.reports.label)
+            self.estimates_ = CellEstimates(estimates.count, estimates.label_sum, estimates.n)
+            # the public label mean, else (no public labels) the released labels' mean
+            self.fallback_ = float((self.noisy_labels_ if yq is None else yq).mean())
+            return self
+
+        read_out = ledger.post_process("deconvolution kernel read-out")
+        return FitPlan.of_round(round_, charge.certificate, read_out, n, finish)
 
     def _sums(self, X: Any) -> tuple[FloatArray, FloatArray, FloatArray]:
         self._check_fitted("noisy_features_", X)

@@ -115,9 +115,6 @@ class _Histogram(Planned, BaseEstimator):
             self.scaler_ = scaler
             self.partition_ = partition
             self.epsilon_ = epsilon
-            self.privacy_ledger_ = ledger
-            self.privacy_ = ledger.total
-            self.privacy_certificate_ = charge.certificate
             self.mechanism_ = mechanism
             self.estimates_ = estimates
             if classes is not None:
@@ -127,18 +124,7 @@ class _Histogram(Planned, BaseEstimator):
             self._finish(estimates, readout)
             return self
 
-        return FitPlan(
-            partition=partition,
-            scaler=scaler,
-            mechanism=mechanism,
-            choice=None,
-            round=round_,
-            certificate=charge.certificate,
-            ledger=ledger,
-            n_holders=n,
-            finish=finish,
-            classes=classes,
-        )
+        return FitPlan.of_round(round_, charge.certificate, ledger, n, finish, classes=classes)
 
     def _readout_settings(self) -> Any:
         raise NotImplementedError
@@ -229,7 +215,7 @@ _REGRESSOR_DOC = """
 
 
 class PHISTRegressor(_HistogramRegressor):
-    (
+    __doc__ = (
         """Private histogram regression (Berrett-Gyorfi-Walk): ``m^_j = s^_j / c^_j`` if
     ``c^_j / n > t`` else 0 (module docstring).
     """
@@ -263,7 +249,7 @@ class PHISTRegressor(_HistogramRegressor):
 
 
 class APHISTRegressor(PHISTRegressor):
-    (
+    __doc__ = (
         """Adjusted private histogram (Gyorfi-Kroll, our reading): ``mu-_j = (c^_j / n + h^d)
     / 2`` and ``m^_j = (s^_j / n) / mu-_j`` if ``mu-_j >= t`` else 0 (module docstring).
     """

@@ -43,19 +43,10 @@ from ldptree._validation import (
     check_matrix,
     check_vector,
 )
-from ldptree.accounting import (
-    CompositionCertificate,
-    LedgerScope,
-    PrivacyAccount,
-)
+from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccount
 from ldptree.accounting._composed import Rule
-from ldptree.ensembles._scopes import holder_seed, mirror, outer_scope
-from ldptree.estimators._base import (
-    BaseEstimator,
-    ClassifierMixin,
-    RegressorMixin,
-    keeps_state_on_error,
-)
+from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
+from ldptree.estimators._base import ClassifierMixin, RegressorMixin
 from ldptree.estimators._classes import check_class_labels, resolve_classes
 from ldptree.estimators._inputs import resolve_label_bound
 from ldptree.estimators._lpct import LPCTClassifier
@@ -64,39 +55,34 @@ from ldptree.estimators._many import PendingFit
 from ldptree.mechanisms._random import split
 from ldptree.protocols import CellEstimates
 from ldptree.rounds import HolderSplit, run
-from ldptree.rounds._rows import is_chunk_stream
 
 COMPOSITIONS = ("split", "sequential")
 PUBLIC_SAMPLES = ("bootstrap", "half", "all")
 
 
-class _Forest(BaseEstimator):
-    """The fit shared by both forests (module docstring)."""
+class _Forest(Composed[TreeT]):
+    """The parameters and the fit shared by both forests (module docstring)."""
 
-    _tree_type: type[BaseEstimator]
-    estimators_: list[Any]
+    _budget_hint = "the forest charges its trees; set privacy_budget on the forest"
+    estimators_: list[TreeT]
 
-    def _default_tree(self) -> BaseEstimator:
-        return self._tree_type()
+    def __init__(
+        self,
+        estimator: TreeT | None = None,
+        n_trees: int = 8,
+        epsilon: float = 1.0,
+        *,
+        composition: str = "split",
+        public_sample: str = "bootstrap",
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self._keep(locals())
 
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         """Parameters every tree shares, fixed from the whole public sample, and the checked
         public labels (``n`` of them; ``None`` when absent)."""
         raise NotImplementedError
-
-    def _template(self) -> Any:
-        tree = self._default_tree() if self.estimator is None else self.estimator
-        if not isinstance(tree, self._tree_type):
-            raise TypeError(
-                f"estimator must be an unfitted {self._tree_type.__name__} (or None), got "
-                f"{type(tree).__name__}"
-            )
-        if tree.privacy_budget is not None:
-            raise ValueError(
-                "estimator.privacy_budget must be None: the forest charges its trees; set "
-                "privacy_budget on the forest"
-            )
-        return clone(tree)
 
     def _resample(self, key: Any, n_public: int) -> np.ndarray[Any, Any]:
         if self.public_sample == "bootstrap":
@@ -106,18 +92,14 @@ class _Forest(BaseEstimator):
             return np.sort(np.asarray(jax.random.permutation(key, n_public))[:half])
         return np.arange(n_public)
 
-    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> None:
+    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> TreeT:
         n_trees = check_int(self.n_trees, "n_trees", minimum=1)
         epsilon = check_epsilon(self.epsilon, "epsilon")
         check_choice(self.composition, "composition", COMPOSITIONS)
         check_choice(self.public_sample, "public_sample", PUBLIC_SAMPLES)
         outer = outer_scope(self.privacy_budget)
         tree = self._template()
-        if is_chunk_stream(X, y):
-            raise TypeError(
-                "a forest reads the private rows once per tree: X must be an array or a memory "
-                "map, not an iterable of chunks"
-            )
+        self._check_rereadable(X, y, "a forest reads the private rows once per tree")
         if X_public is None:
             raise ValueError(
                 "X_public is required: the trees are grown on resamples of the public sample"
@@ -165,7 +147,7 @@ class _Forest(BaseEstimator):
 
         rounds = [p.round for p in pending if p.round is not None]
         results = iter(run(rounds, pending[0].rows))
-        fitted = []
+        fitted: list[TreeT] = []
         for p in pending:
             estimates: CellEstimates | None = None if p.round is None else next(results).estimates
             fitted.append(p.finish(estimates))
@@ -182,6 +164,7 @@ class _Forest(BaseEstimator):
             spends=tuple(m.privacy_ for m in fitted),
             certificates=tuple(m.privacy_certificate_ for m in fitted),
         )
+        return fitted[0]
 
 
 def _check_parts(holder_split: HolderSplit, n: int | None) -> None:
@@ -197,7 +180,7 @@ def _check_parts(holder_split: HolderSplit, n: int | None) -> None:
         )
 
 
-class LPDTForestRegressor(RegressorMixin, _Forest):
+class LPDTForestRegressor(RegressorMixin, _Forest[LPDTRegressor]):
     """A forest of :class:`~ldptree.LPDTRegressor` trees (module docstring); predicts the mean
     of the trees' predictions.
 
@@ -243,33 +226,11 @@ class LPDTForestRegressor(RegressorMixin, _Forest):
 
     _tree_type = LPDTRegressor
 
-    def __init__(
-        self,
-        estimator: LPDTRegressor | None = None,
-        n_trees: int = 8,
-        epsilon: float = 1.0,
-        *,
-        composition: str = "split",
-        public_sample: str = "bootstrap",
-        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
-        random_state: Any = None,
-    ) -> None:
-        self._keep(locals())
-
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         yq = None if y_public is None else check_vector(y_public, "y_public", n=n)
         if tree.label_bound is not None:
             return {}, yq
         return {"label_bound": resolve_label_bound(None, yq)}, yq
-
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPDTForestRegressor:
-        """Grow ``n_trees`` trees on resamples of the public sample and run their rounds
-        together over the private ``(X, y)`` (an array or a memory map)."""
-        self._fit(X, y, X_public, y_public)
-        return self
 
     def predict(self, X: Any) -> FloatArray:
         """The mean of the trees' predictions (post-processing: no privacy cost)."""
@@ -278,7 +239,7 @@ class LPDTForestRegressor(RegressorMixin, _Forest):
         return np.asarray(preds.mean(axis=0), dtype=np.float64)
 
 
-class LPCTForestClassifier(ClassifierMixin, _Forest):
+class LPCTForestClassifier(ClassifierMixin, _Forest[LPCTClassifier]):
     """A forest of :class:`~ldptree.LPCTClassifier` trees (module docstring); predicts the
     argmax of the mean of the trees' class probabilities.
 
@@ -302,33 +263,10 @@ class LPCTForestClassifier(ClassifierMixin, _Forest):
 
     _tree_type = LPCTClassifier
 
-    def __init__(
-        self,
-        estimator: LPCTClassifier | None = None,
-        n_trees: int = 8,
-        epsilon: float = 1.0,
-        *,
-        composition: str = "split",
-        public_sample: str = "bootstrap",
-        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
-        random_state: Any = None,
-    ) -> None:
-        self._keep(locals())
-
     def _shared_public(self, tree: Any, y_public: Any, n: int) -> tuple[dict[str, Any], Any]:
         yq = None if y_public is None else check_class_labels(y_public, "y_public", n=n)
         classes = resolve_classes(tree.classes, yq)
         return {"classes": classes}, yq
-
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPCTForestClassifier:
-        """Grow ``n_trees`` trees on resamples of the public sample and run their rounds
-        together over the private ``(X, y)`` (an array or a memory map)."""
-        self._fit(X, y, X_public, y_public)
-        self.classes_ = self.estimators_[0].classes_
-        return self
 
     def predict_proba(self, X: Any) -> FloatArray:
         """``float[n, K]``: the mean of the trees' class probabilities."""

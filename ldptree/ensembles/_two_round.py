@@ -49,25 +49,14 @@ from typing import Any
 
 import attrs
 import numpy as np
-from sklearn.base import clone
 
 from ldptree._typing import FloatArray
-from ldptree._validation import (
-    as_key,
-    check_epsilon,
-    check_int,
-    check_real,
-)
+from ldptree._validation import as_key, check_epsilon, check_int, check_real
 from ldptree.accounting import CompositionCertificate, LedgerScope, PrivacyAccount
 from ldptree.accounting._ledger import PrivacyLedger
 from ldptree.accounting._spend import PrivacySpend
-from ldptree.ensembles._scopes import holder_seed, mirror, outer_scope
-from ldptree.estimators._base import (
-    BaseEstimator,
-    ClassifierMixin,
-    RegressorMixin,
-    keeps_state_on_error,
-)
+from ldptree.ensembles._scopes import Composed, TreeT, holder_seed, mirror, outer_scope
+from ldptree.estimators._base import ClassifierMixin, RegressorMixin
 from ldptree.estimators._classes import encode_labels, resolve_classes
 from ldptree.estimators._inputs import check_fit_rows, fit_scaler, resolve_label_bound
 from ldptree.estimators._lpct import LPCTClassifier
@@ -79,7 +68,7 @@ from ldptree.partitions._builder import TreeRule
 from ldptree.partitions._partition import Partition
 from ldptree.rounds import HolderPart, HolderSplit, Round, certified_spend, release_key, run
 from ldptree.rounds._plan import DEFAULT_CHUNK
-from ldptree.rounds._rows import PrivateRows, is_chunk_stream
+from ldptree.rounds._rows import PrivateRows
 
 __all__ = [
     "ChosenPartition",
@@ -177,11 +166,13 @@ def snr_splits(
     return keep
 
 
-class _TwoRound(BaseEstimator):
-    """The fit shared by both two-round estimators (module docstring)."""
+class _TwoRound(Composed[TreeT]):
+    """The parameters and the fit shared by both two-round estimators (module docstring)."""
 
-    _tree_type: type[BaseEstimator]
-    estimator_: Any
+    _exact_member = True  # round 1 grows the named rule of exactly this estimator deeper
+    _budget_hint = "set privacy_budget on the two-round estimator, which charges both rounds"
+
+    estimator_: TreeT
     refine_partition_: Partition
     refine_mechanism_: OUECellClassMechanism
     refine_counts_: FloatArray
@@ -193,6 +184,20 @@ class _TwoRound(BaseEstimator):
     privacy_: PrivacySpend
     privacy_ledger_: PrivacyLedger
     privacy_certificate_: CompositionCertificate
+
+    def __init__(
+        self,
+        estimator: TreeT | None = None,
+        epsilon: float = 1.0,
+        *,
+        extra_depth: int = 2,
+        refine_empty: int = 0,
+        refine_parts: int = 4,
+        min_snr: float = 8.0,
+        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
+        random_state: Any = None,
+    ) -> None:
+        self._keep(locals())
 
     def _rows(
         self, tree: Any, X: Any, y: Any, X_public: Any, y_public: Any
@@ -216,18 +221,7 @@ class _TwoRound(BaseEstimator):
         raise NotImplementedError
 
     def _template(self) -> Any:
-        kind = self._tree_type
-        tree = kind() if self.estimator is None else self.estimator
-        if type(tree) is not kind:
-            raise TypeError(
-                f"estimator must be an unfitted {kind.__name__} (or None), got "
-                f"{type(tree).__name__}"
-            )
-        if tree.privacy_budget is not None:
-            raise ValueError(
-                "estimator.privacy_budget must be None: set privacy_budget on the two-round "
-                "estimator, which charges both rounds"
-            )
+        tree = super()._template()
         if not isinstance(tree.rule, str):
             raise TypeError(
                 "estimator.rule must be a named rule ('max_edge', 'cart', 'random_max_edge'): "
@@ -238,9 +232,9 @@ class _TwoRound(BaseEstimator):
                 f"estimator.max_depth must be an integer (round 1 grows extra_depth more "
                 f"levels), got {tree.max_depth!r}"
             )
-        return clone(tree)
+        return tree
 
-    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> None:
+    def _fit(self, X: Any, y: Any, X_public: Any, y_public: Any) -> TreeT:
         """Round 1 (counts on a deep public partition), the choice of the partition, round 2
         (the estimator on the other holders)."""
         epsilon = check_epsilon(self.epsilon, "epsilon")
@@ -252,11 +246,7 @@ class _TwoRound(BaseEstimator):
             raise ValueError(f"min_snr must be > 0, got {min_snr}")
         outer = outer_scope(self.privacy_budget)
         tree = self._template()
-        if is_chunk_stream(X, y):
-            raise TypeError(
-                "the two rounds read the private rows twice: X must be an array or a memory "
-                "map, not an iterable of chunks"
-            )
+        self._check_rereadable(X, y, "the two rounds read the private rows twice")
         rows, Xq, yq = self._rows(tree, X, y, X_public, y_public)
         tree.set_params(**self._shared_public(tree, yq))
         d, n = rows.n_features, rows.n
@@ -326,7 +316,7 @@ class _TwoRound(BaseEstimator):
         mirror(account, before, outer)
         assert started.round is not None  # refused above: an estimator that collects nothing
         second_round = attrs.evolve(started.round, holders=rest)
-        fitted = started.finish(run([second_round], rows)[0].estimates)
+        fitted: TreeT = started.finish(run([second_round], rows)[0].estimates)
 
         self.estimator_ = fitted
         self.refine_partition_ = fine
@@ -347,9 +337,10 @@ class _TwoRound(BaseEstimator):
             spends=(charge.spend, fitted.privacy_),
             certificates=(charge.certificate, fitted.privacy_certificate_),
         )
+        return fitted
 
 
-class LPDTTwoRoundRegressor(RegressorMixin, _TwoRound):
+class LPDTTwoRoundRegressor(RegressorMixin, _TwoRound[LPDTRegressor]):
     """Refine-then-estimate LPDT in two rounds of disjoint holders (module docstring).
 
     Parameters
@@ -397,21 +388,6 @@ class LPDTTwoRoundRegressor(RegressorMixin, _TwoRound):
     """
 
     _tree_type = LPDTRegressor
-    estimator_: LPDTRegressor
-
-    def __init__(
-        self,
-        estimator: LPDTRegressor | None = None,
-        epsilon: float = 1.0,
-        *,
-        extra_depth: int = 2,
-        refine_empty: int = 0,
-        refine_parts: int = 4,
-        min_snr: float = 8.0,
-        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
-        random_state: Any = None,
-    ) -> None:
-        self._keep(locals())
 
     def _shared_public(self, tree: Any, yq: Any) -> dict[str, Any]:
         if tree.label_bound is not None:
@@ -421,22 +397,13 @@ class LPDTTwoRoundRegressor(RegressorMixin, _TwoRound):
     def _growth_labels(self, tree: Any, yq: Any) -> Any:
         return yq
 
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPDTTwoRoundRegressor:
-        """Round 1 (counts on a deep public partition), the choice of the partition, round 2
-        (the estimator on the other holders); ``X`` an array or a memory map."""
-        self._fit(X, y, X_public, y_public)
-        return self
-
     def predict(self, X: Any) -> FloatArray:
         """Round 2's predictions (post-processing: no privacy cost)."""
         self._check_fitted("estimator_")
         return self.estimator_.predict(X)
 
 
-class LPCTTwoRoundClassifier(ClassifierMixin, _TwoRound):
+class LPCTTwoRoundClassifier(ClassifierMixin, _TwoRound[LPCTClassifier]):
     """Refine-then-estimate LPCT in two rounds of disjoint holders (module docstring): as
     :class:`LPDTTwoRoundRegressor` with an :class:`~ldptree.LPCTClassifier` in round 2.
 
@@ -462,21 +429,6 @@ holder_split_, n_refine_, privacy_, privacy_ledger_, privacy_certificate_
     """
 
     _tree_type = LPCTClassifier
-    estimator_: LPCTClassifier
-
-    def __init__(
-        self,
-        estimator: LPCTClassifier | None = None,
-        epsilon: float = 1.0,
-        *,
-        extra_depth: int = 2,
-        refine_empty: int = 0,
-        refine_parts: int = 4,
-        min_snr: float = 8.0,
-        privacy_budget: float | LedgerScope | PrivacyAccount | None = None,
-        random_state: Any = None,
-    ) -> None:
-        self._keep(locals())
 
     def _template(self) -> Any:
         tree = super()._template()
@@ -494,15 +446,6 @@ holder_split_, n_refine_, privacy_, privacy_ledger_, privacy_certificate_
         if yq is None:
             return None
         return encode_labels(yq, tree.classes, "y_public").astype(np.float64)
-
-    @keeps_state_on_error
-    def fit(
-        self, X: Any, y: Any = None, *, X_public: Any = None, y_public: Any = None
-    ) -> LPCTTwoRoundClassifier:
-        """As :meth:`LPDTTwoRoundRegressor.fit`, with class labels."""
-        self._fit(X, y, X_public, y_public)
-        self.classes_ = self.estimator_.classes_
-        return self
 
     def predict_proba(self, X: Any) -> FloatArray:
         """Round 2's class probabilities (post-processing: no privacy cost)."""

@@ -169,7 +169,7 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         """The public stage from checked public data ``(Xq, yq)`` (``None``: none) of width
         ``d``: classes, the partition grown on public data, the mechanism certified and charged,
         and (if ``collect``) the private round through ``aggregator``. Sets nothing on the
-        estimator (:meth:`_set_stage` does, when the fit finishes)."""
+        estimator (:meth:`_set_stage` and the plan's ``finish`` do, when the fit finishes)."""
         classes = resolve_classes(self.classes, yq)
         n_classes = classes.shape[0]
         if binary and n_classes != 2:
@@ -252,9 +252,6 @@ class _LPCTBase(ClassifierMixin, BaseEstimator):
         self.mechanism_ = stage.mechanism
         self.mechanism_choice_ = stage.choice
         self.public_class_counts_ = stage.public
-        self.privacy_ledger_ = stage.ledger
-        self.privacy_ = stage.ledger.total
-        self.privacy_certificate_ = stage.certificate
 
     def _chunk(self, mechanism: Mechanism, n_cells: int, simulated: bool) -> int:
         """``chunk_size``, or about 4M released numbers per piece (rows only routed when
@@ -362,16 +359,9 @@ class LPCTClassifier(Planned, _LPCTBase):
         Widen the public min-max box by this fraction of its width on each side.
     chunk_size:
         Holders per batch (default: about 4M released numbers per batch).
-    privacy_budget:
-        Optional cap on the per-holder epsilon this fit may spend; a release above it is refused
-        with a ``ValueError`` before any private row is touched. Or a
-        :class:`~ldptree.accounting.LedgerScope` (or :class:`~ldptree.accounting.PrivacyAccount`)
-        shared with other fits: the release is charged to the scope's holders, refused before
-        any private row is touched when it would exceed a budget of the scope.
-    allow_uncertified:
-        ``False`` (default): the mechanism must pass :func:`~ldptree.accounting.verify_ldp` for
-        the published partition, else the fit is refused before any private row is touched;
-        ``True`` runs an uncertifiable mechanism at its declared epsilon (research).
+    privacy_budget, allow_uncertified:
+        As for :class:`~ldptree.LPDTRegressor` (a cap or a shared ledger scope, checked before
+        any private row is touched; whether an uncertifiable mechanism may run, for research).
     random_state:
         ``None``, an int seed or a JAX key: drives the privacy noise and random rules.
 
@@ -528,7 +518,7 @@ class LPCTPrunedClassifier(Planned, _LPCTBase):
         ``"corrected"`` (default, ours: private data weighted, never discarded) or
         ``"reference"`` (the code's branch logic without its statefulness).
     rule, criterion, classes, mechanism, aggregator, simulation, outside, feature_margin,
-    chunk_size, allow_uncertified, random_state:
+    chunk_size, privacy_budget, allow_uncertified, random_state:
         As for :class:`LPCTClassifier`.
 
     Attributes

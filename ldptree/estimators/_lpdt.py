@@ -414,22 +414,9 @@ class LPDTRegressor(RegressorMixin, Planned, BaseEstimator):
             self.used_fallback_ = leaves.used_fallback
             self.readout_ = user_readout if user_readout is not None else readout
             self.shrinkage_ = strength
-            self.privacy_ledger_ = ledger
-            self.privacy_ = ledger.total
-            self.privacy_certificate_ = charge.certificate
             return self
 
-        return FitPlan(
-            partition=partition,
-            scaler=scaler,
-            mechanism=mechanism,
-            choice=choice,
-            round=plan,
-            certificate=charge.certificate,
-            ledger=ledger,
-            n_holders=n,
-            finish=finish,
-        )
+        return FitPlan.of_round(plan, charge.certificate, ledger, n, finish, choice=choice)
 
     def predict(self, X: Any) -> FloatArray:
         """Piecewise-constant predictions ``float[n]``; post-processing, so no privacy cost."""

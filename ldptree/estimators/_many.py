@@ -2,7 +2,8 @@
 
 A fit is: checks, the public partition, the mechanism and its charge (host work on public data);
 then the *round*; then the read-out. An estimator with staged fits (:class:`~ldptree.
-LPDTRegressor`, :class:`~ldptree.LPCTClassifier`, :class:`~ldptree.LPCTPrunedClassifier`) splits
+LPDTRegressor`, :class:`~ldptree.LPCTClassifier`, :class:`~ldptree.LPCTPrunedClassifier`, the
+baselines PHIST, APHIST and DECONV: every :class:`~ldptree.estimators.Planned`) splits
 ``fit`` at the round (``_start_fit`` returns a :class:`PendingFit`: its
 :class:`~ldptree.rounds.Round`, the rows it reads and the read-out, from the estimator's public
 :class:`~ldptree.estimators.FitPlan`). :func:`fit_many` starts every

@@ -13,7 +13,7 @@ model: in a deployment the round is the holders' reports, collected by
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Self, TypeVar, cast
 
 import attrs
 import numpy as np
@@ -87,17 +87,50 @@ class FitPlan(Generic[T]):
         """The per-holder spend of the fitted model (its ``privacy_``)."""
         return self.ledger.total
 
+    @classmethod
+    def of_round(
+        cls,
+        round: Round,
+        certificate: LDPCertificate | None,
+        ledger: PrivacyLedger,
+        n_holders: int | None,
+        finish: Callable[[CellEstimates | None], T],
+        *,
+        choice: MechanismChoice | None = None,
+        classes: np.ndarray[Any, Any] | None = None,
+    ) -> FitPlan[T]:
+        """The plan of a fit that collects ``round`` (its partition, box and mechanism are the
+        plan's)."""
+        assert round.scaler is not None  # a fit's round scales the raw rows
+        return cls(
+            partition=round.partition,
+            scaler=round.scaler,
+            mechanism=round.mechanism,
+            choice=choice,
+            round=round,
+            certificate=certificate,
+            ledger=ledger,
+            n_holders=n_holders,
+            finish=finish,
+            classes=classes,
+        )
+
     def finish(self, estimates: CellEstimates | None) -> T:
         """The fitted estimator, completed from the round's cell ``estimates`` exactly as
         ``fit`` completes it (the same read-out, on the estimator that made this plan, whose
-        fitted attributes it sets; ``None`` only for a plan without a round)."""
+        fitted attributes it sets, the plan's charge included: ``privacy_ledger_``,
+        ``privacy_``, ``privacy_certificate_``; ``None`` only for a plan without a round)."""
         if (estimates is None) != (self.round is None):
             raise ValueError(
                 "estimates must be the round's CellEstimates"
                 if self.round is not None
                 else "this plan collects no reports: finish it with estimates=None"
             )
-        return self._finish(estimates)
+        fitted: Any = self._finish(estimates)
+        fitted.privacy_ledger_ = self.ledger
+        fitted.privacy_ = self.privacy
+        fitted.privacy_certificate_ = self.certificate
+        return cast(T, fitted)
 
     def run(self, source: PrivateRows | Reports, *, executor: Executor | None = None) -> T:
         """The round over ``source`` (the holders' rows, or reports already released) through

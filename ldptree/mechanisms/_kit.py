@@ -474,24 +474,50 @@ class KitMechanism:
         in the protocol. The input is the whole private sample, so this is never the protocol.
         Only for mechanisms whose releases all use :class:`Geometric` noise and need no cross sums.
         """
+        releases = self._aggregate_releases()
+        label_spec = self.labels()
+        cells_j, labels_j = check_records(cells, labels, n_cells, integer_labels=label_spec.integer)
+        if int(np.shape(cells_j)[0]) == 0:
+            raise ValueError("cells must hold at least one record")
+        rng = np.random.default_rng(np.asarray(key_words(key)).tolist())
+        joint = _joint(cells_j, label_spec.host_levels(labels_j, rng), n_cells, label_spec.size)
+        return _aggregate(releases, joint, rng)
+
+    def record_counts(self, cells: Any, labels: Any, n_cells: int) -> np.ndarray[Any, Any] | None:
+        """Simulation only: ``int64[n_cells, levels]``, how many records hold each (cell, label
+        level), or ``None`` when the levels are drawn at random (real labels), so that the
+        records themselves must be kept (:class:`~ldptree.protocols.SimulatesFromCounts`)."""
+        label_spec = self.labels()
+        if not label_spec.integer:
+            return None
+        self._aggregate_releases()
+        cells_j, labels_j = check_records(cells, labels, n_cells, integer_labels=True)
+        levels = label_spec.host_levels(labels_j, np.random.default_rng(0))  # rng unused
+        return _joint(cells_j, levels, n_cells, label_spec.size)
+
+    def simulate_counts(self, key: PRNGKey, counts: Any, n_cells: int) -> dict[str, FloatArray]:
+        """Simulation only: :meth:`simulate_summary` of records with these :meth:`record_counts`,
+        the same draws bit for bit, in memory that does not grow with the number of holders."""
+        releases = self._aggregate_releases()
+        joint = np.asarray(counts)
+        if joint.shape != (n_cells, self.labels().size) or joint.dtype.kind not in "iu":
+            raise ValueError(
+                f"counts must be integer counts of shape ({n_cells}, {self.labels().size}), got "
+                f"{joint.dtype} {joint.shape}"
+            )
+        if int(joint.sum()) < 1 or int(joint.min()) < 0:
+            raise ValueError("counts must be non-negative and count at least one record")
+        rng = np.random.default_rng(np.asarray(key_words(key)).tolist())
+        return _aggregate(releases, joint.astype(np.int64), rng)
+
+    def _aggregate_releases(self) -> tuple[Release, ...]:
         releases = self._checked_releases()
         if self._cross(releases) or not all(r.can_aggregate for r in releases):
             raise TypeError(
                 f"{type(self).__name__} cannot draw aggregate reports: the aggregate simulation "
                 "needs Geometric noise on every release and no cross sums"
             )
-        label_spec = self.labels()
-        cells_j, labels_j = check_records(cells, labels, n_cells, integer_labels=label_spec.integer)
-        cell_idx = np.asarray(cells_j, dtype=np.int64)
-        n = int(cell_idx.shape[0])
-        if n == 0:
-            raise ValueError("cells must hold at least one record")
-        rng = np.random.default_rng(np.asarray(key_words(key)).tolist())
-        t = label_spec.host_levels(labels_j, rng)
-        size = label_spec.size
-        joint = np.bincount(cell_idx * size + t, minlength=n_cells * size).reshape(n_cells, size)
-        totals = joint.sum(axis=0)
-        return {r.name: r.aggregate(joint, totals, rng, n) for r in releases}
+        return tuple(releases)
 
     # -- derived: likelihood -----------------------------------------------------------------------
     def log_prob(self, report: Any, cell: int, label: Any, n_cells: int) -> float:
@@ -638,6 +664,19 @@ def _sums(spec: _Spec, outs: Sequence[jax.Array], valid: jax.Array) -> tuple[jax
         rhs = outs[j].astype(jnp.int32)
         sums.append(k.kind.cross_sums(k.static, outs[i], rhs, valid, spec.block))
     return tuple(sums)
+
+
+def _joint(cells: Any, levels: Any, n_cells: int, size: int) -> np.ndarray[Any, Any]:
+    """How many records hold each (cell, label level): ``int64[n_cells, size]``."""
+    index = np.asarray(cells, dtype=np.int64) * size + np.asarray(levels, dtype=np.int64)
+    return np.bincount(index, minlength=n_cells * size).reshape(n_cells, size)
+
+
+def _aggregate(
+    releases: tuple[Release, ...], joint: np.ndarray[Any, Any], rng: np.random.Generator
+) -> dict[str, FloatArray]:
+    totals, n = joint.sum(axis=0), int(joint.sum())
+    return {r.name: r.aggregate(joint, totals, rng, n) for r in releases}
 
 
 @kernel(static_argnums=(0,))

@@ -41,6 +41,8 @@ KIT_OVERRIDABLE = frozenset(
         "stat_names",
         "summary_stats",
         "simulate_summary",
+        "record_counts",
+        "simulate_counts",
         "log_prob",
         "report_type",
     }

@@ -22,7 +22,7 @@ is a pytree, so a state can cross a ``jit`` boundary.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 import attrs
 import jax
@@ -31,7 +31,13 @@ import numpy as np
 
 from ldptree._typing import PRNGKey
 from ldptree._xp import float_dtype, int_dtype, is_traced, namespace
-from ldptree.protocols import CellEstimates, Mechanism, SupportsAggregateSimulation
+from ldptree.protocols import (
+    CellEstimates,
+    Mechanism,
+    SimulatesFromCounts,
+    SupportsAggregateSimulation,
+    declares,
+)
 
 
 def add_stats(a: Any, b: Any) -> Any:
@@ -162,22 +168,29 @@ class ReportCollector:
 
 @attrs.frozen(eq=False)
 class SimulatedState:
-    """The routed records ``cells``/``labels`` (one array per chunk, in holder order) and the
-    release's noise ``key`` (``None`` before the first chunk)."""
+    """What the records seen so far need for the draw: their ``counts`` per (cell, label level)
+    when the mechanism's levels are exact (:class:`~ldptree.protocols.SimulatesFromCounts`),
+    else the routed records ``cells``/``labels`` themselves (one array per chunk, in holder
+    order); and the release's noise ``key`` (``None`` before the first chunk)."""
 
     cells: tuple[np.ndarray[Any, Any], ...] = ()
     labels: tuple[np.ndarray[Any, Any], ...] = ()
     key: PRNGKey | None = None
+    counts: np.ndarray[Any, Any] | None = None
 
 
 @attrs.frozen
 class SimulatedSumAggregator:
     """A simulation device, not the protocol: the aggregate simulation as an aggregator.
 
-    Instead of privatizing every holder and summing the reports, it keeps the routed records
-    (``update_records``: cells ``int[m]`` and labels, ``O(n)`` memory) and at ``finalize`` draws
-    the *sums* of all holders' reports at once with the mechanism's ``simulate_summary``, then
-    debiases them: ``finalize(state) = debias(simulate_summary(key, cells, labels, L), n)``. The
+    Instead of privatizing every holder and summing the reports, it keeps what the draw needs
+    and at ``finalize`` draws the *sums* of all holders' reports at once with the mechanism's
+    ``simulate_summary``, then debiases them: ``finalize(state) = debias(simulate_summary(key,
+    cells, labels, L), n)``. A mechanism that :class:`~ldptree.protocols.SimulatesFromCounts`
+    (every kit mechanism with class labels) needs only the records' counts per (cell, label
+    level): memory ``O(L K)`` whatever the number of holders, the same draws bit for bit.
+    Otherwise (real labels, rounded to levels at random) the routed records are kept, ``O(n)``
+    memory. The
     summed statistics are drawn from the law of ``sum_i summarize(privatize(record_i))`` (exactly,
     or as closely as that mechanism documents) in ``O(L)`` instead of ``O(n L)`` time. It reads
     the whole private sample, which a curator never does: use it for experiments only
@@ -203,6 +216,12 @@ class SimulatedSumAggregator:
         self, state: SimulatedState, key: PRNGKey, cells: Any, labels: Any, *, first_holder: int
     ) -> SimulatedState:
         del first_holder  # records are kept in order; the draw at finalize is for all of them
+        counts = None
+        if declares(self.mechanism, SimulatesFromCounts):
+            counting = cast(SimulatesFromCounts, self.mechanism)
+            counts = counting.record_counts(cells, labels, self.n_cells)
+        if counts is not None:
+            return self.merge(state, SimulatedState(key=key, counts=counts))
         return self.merge(
             state, SimulatedState((np.asarray(cells),), (np.asarray(labels),), key=key)
         )
@@ -214,15 +233,27 @@ class SimulatedSumAggregator:
         )
 
     def merge(self, a: SimulatedState, b: SimulatedState) -> SimulatedState:
+        if a.counts is None or b.counts is None:
+            counts = a.counts if b.counts is None else b.counts
+        else:
+            counts = a.counts + b.counts
         return SimulatedState(
-            a.cells + b.cells, a.labels + b.labels, key=a.key if a.key is not None else b.key
+            a.cells + b.cells,
+            a.labels + b.labels,
+            key=a.key if a.key is not None else b.key,
+            counts=counts,
         )
 
     def finalize(self, state: SimulatedState) -> CellEstimates:
-        if state.key is None or not state.cells:
+        if state.key is None or not (state.cells or state.counts is not None):
             raise ValueError("no records were aggregated; call update_records at least once")
         mechanism = self.mechanism
         assert isinstance(mechanism, SupportsAggregateSimulation)  # checked at construction
+        if state.counts is not None:
+            assert not state.cells  # one mechanism gives counts for every chunk or for none
+            counting = cast(SimulatesFromCounts, mechanism)
+            summary = counting.simulate_counts(state.key, state.counts, self.n_cells)
+            return self.mechanism.debias(summary, int(state.counts.sum()))
         cells, labels = np.concatenate(state.cells), np.concatenate(state.labels)
         summary = mechanism.simulate_summary(state.key, cells, labels, self.n_cells)
         return self.mechanism.debias(summary, int(cells.shape[0]))

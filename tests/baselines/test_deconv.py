@@ -12,7 +12,9 @@ import pytest
 from ldptree.accounting import ReportLaw, verify_ldp
 from ldptree.baselines import DECONVRegressor
 from ldptree.baselines._deconv import deconvolution_sums, deconvolution_weights_log
+from ldptree.estimators import fit_many
 from ldptree.mechanisms import Geometric, LaplaceFeatureLabelMechanism
+from ldptree.rounds import PrivateRows
 
 
 def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -97,6 +99,41 @@ def test_privacy_record_and_label_bound_source() -> None:
         DECONVRegressor(1.0, -1.0, label_bound=1.0).fit(X, y)
     with pytest.raises(ValueError, match="budget"):
         DECONVRegressor(2.0, label_bound=1.0, privacy_budget=1.0).fit(X, y)
+
+
+def _same_fit(a: DECONVRegressor, b: DECONVRegressor, X: np.ndarray) -> None:
+    np.testing.assert_array_equal(a.noisy_features_, b.noisy_features_)
+    np.testing.assert_array_equal(a.noisy_labels_, b.noisy_labels_)
+    np.testing.assert_array_equal(a.estimates_.label_sum, b.estimates_.label_sum)
+    assert a.estimates_.n == b.estimates_.n and a.fallback_ == b.fallback_
+    assert a.privacy_ == b.privacy_ and a.label_bound_ == b.label_bound_
+    np.testing.assert_array_equal(a.predict(X), b.predict(X))
+
+
+def test_fit_many_and_plan_give_the_fit() -> None:
+    """DECONV is on the fit skeleton: ``fit_many`` of two DECONV fits (their rounds run
+    together), ``plan(...).run(rows)`` and a fit over chunks each end bit for bit in the model
+    ``fit`` gives."""
+    X, y = _data(300, 2, 6)
+    kw = {"X_public": X[:30], "y_public": y[:30]}
+    makes = [
+        lambda: DECONVRegressor(3.0, 0.5, chunk_size=70, random_state=0),
+        lambda: DECONVRegressor(1.0, 0.2, feature_share=0.3, random_state=1),
+    ]
+    alone = [make().fit(X, y, **kw) for make in makes]
+    together = fit_many([make() for make in makes], X, y, **kw)
+    for a, b in zip(alone, together, strict=True):
+        _same_fit(a, b, X[:50])
+    assert not np.array_equal(alone[0].noisy_labels_, alone[1].noisy_labels_)
+    plan = makes[0]().plan(X[:30], y[:30], n_holders=300)
+    assert plan.round is not None and plan.privacy.epsilon == pytest.approx(3.0)
+    assert plan.partition.n_leaves == 1 and plan.mechanism == alone[0].mechanism_
+    _same_fit(plan.run(PrivateRows.of(X, y)), alone[0], X[:50])
+    # as every skeleton fit, the private rows may arrive as (X_chunk, y_chunk) pairs
+    chunks = ((X[i : i + 50], y[i : i + 50]) for i in range(0, 300, 50))
+    _same_fit(makes[0]().fit(chunks, None, **kw), alone[0], X[:50])
+    with pytest.raises(ValueError, match="released reports"):
+        makes[0]().plan(X[:30], y[:30]).finish(alone[0].estimates_)
 
 
 @pytest.mark.parametrize("epsilon, d, share", [(4.0, 8, 0.5), (0.7, 3, 0.3)])

@@ -68,3 +68,49 @@ def test_finalize_without_reports_is_a_clear_error(reports):
     agg = SumAggregator(mechanism=m, n_cells=7)
     with pytest.raises(ValueError, match="no reports"):
         agg.finalize(agg.init())
+
+
+def test_the_aggregate_simulation_of_class_labels_keeps_counts_not_records():
+    # LPCT's mechanism has class labels: chunks fold into counts per (cell, class level) and the
+    # draw equals simulate_summary of all records at once, bit for bit
+    from ldptree.mechanisms import LaplaceCellClassMechanism
+    from ldptree.protocols import SimulatesFromCounts
+    from ldptree.rounds import SimulatedSumAggregator
+
+    m = LaplaceCellClassMechanism(epsilon=1.0, n_classes=3)
+    assert isinstance(m, SimulatesFromCounts)
+    rng = np.random.default_rng(4)
+    cells = rng.integers(0, 7, size=3000).astype(np.int32)
+    labels = rng.integers(0, 3, size=3000).astype(np.int32)
+    key = jax.random.key(2)
+    agg = SimulatedSumAggregator(m, 7)
+    state = agg.init()
+    for a, b in [(0, 1000), (1000, 1001), (1001, 3000)]:
+        state = agg.update_records(state, key, cells[a:b], labels[a:b], first_holder=a)
+    assert state.cells == () and state.counts is not None and state.counts.shape == (7, 4)
+    assert int(state.counts.sum()) == 3000
+    got = agg.finalize(state)
+    want = m.debias(m.simulate_summary(key, cells, labels, 7), 3000)
+    for name in ("count", "label_sum"):
+        np.testing.assert_array_equal(
+            np.asarray(getattr(got, name)), np.asarray(getattr(want, name))
+        )
+    with pytest.raises(ValueError, match="counts must be integer counts of shape"):
+        m.simulate_counts(key, np.ones((6, 4), dtype=np.int64), 7)
+    with pytest.raises(ValueError, match="non-negative"):
+        m.simulate_counts(key, -np.ones((7, 4), dtype=np.int64), 7)
+
+
+def test_the_aggregate_simulation_of_real_labels_keeps_the_records():
+    # real labels are rounded to levels at random inside the draw: the records must be kept
+    from ldptree.rounds import SimulatedSumAggregator
+
+    m = RRLaplaceMechanism(epsilon=1.0, label_bound=(-3.0, 3.0))
+    rng = np.random.default_rng(5)
+    cells = rng.integers(0, 7, size=500).astype(np.int32)
+    assert m.record_counts(cells, rng.normal(size=500), 7) is None
+    agg = SimulatedSumAggregator(m, 7)
+    state = agg.update_records(
+        agg.init(), jax.random.key(3), cells, rng.normal(size=500), first_holder=0
+    )
+    assert state.counts is None and len(state.cells) == 1
