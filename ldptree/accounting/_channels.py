@@ -65,18 +65,36 @@ class Divergences:
     exact: bool
 
 
-def equal_gap_divergences(
-    inputs: Any, gap: float, witness: Callable[[int, int], tuple[int, ...]]
-) -> Divergences:
-    """Exact divergences of a channel whose every pair of distinct inputs is ``gap`` apart,
-    attained at ``witness(a, b)`` (the item channels: local hashing, k-subset selection)."""
-    items_ = [int(x) for x in inputs]
-    value: FloatArray = np.asarray(
-        [[0.0 if a == b else gap for b in items_] for a in items_], dtype=np.float64
-    )
-    return Divergences(
-        value=value, witness=tuple(tuple(witness(a, b) for b in items_) for a in items_), exact=True
-    )
+class EqualGapChannel:
+    """Base of a channel whose every pair of distinct inputs is :attr:`_gap` apart, attained at
+    the output :meth:`_witness` ``(a, b)`` (the item channels: local hashing, k-subset
+    selection): exact divergences in closed form, not convex in the location, sampled exactly."""
+
+    __slots__ = ()
+
+    @property
+    def _gap(self) -> float:
+        raise NotImplementedError
+
+    def _witness(self, a: int, b: int) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    @property
+    def convex_in_location(self) -> bool:
+        return False
+
+    @property
+    def sampling(self) -> None:
+        return None
+
+    def divergences(self, inputs: Any) -> Divergences:
+        items_ = [int(x) for x in inputs]
+        gap = self._gap
+        value: FloatArray = np.asarray(
+            [[0.0 if a == b else gap for b in items_] for a in items_], dtype=np.float64
+        )
+        witness = tuple(tuple(self._witness(a, b) for b in items_) for a in items_)
+        return Divergences(value=value, witness=witness, exact=True)
 
 
 @runtime_checkable

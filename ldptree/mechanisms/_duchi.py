@@ -57,10 +57,8 @@ class DuchiMechanism(RRLabelMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
+    epsilon, label_bound:
+        As for :class:`RRLaplaceMechanism`.
     budget_split:
         ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label
         (:func:`~ldptree.mechanisms.optimal_split` computes one from public quantities).

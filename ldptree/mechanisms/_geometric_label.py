@@ -29,18 +29,20 @@ from __future__ import annotations
 
 from typing import Any
 
+import attrs
 import numpy as np
 
+from ldptree._validation import to_budget_split
 from ldptree.mechanisms._kit import (
     Indicator,
-    KitMechanism,
     LabelRelease,
     RealLabels,
+    RegressionMechanism,
     debias_indicators,
     label_level,
     label_levels,
 )
-from ldptree.mechanisms._noise import Geometric
+from ldptree.mechanisms._noise import BitFlip, Geometric, _check_precision
 from ldptree.mechanisms._variance import (
     CellVariance,
     ExactCellVariance,
@@ -51,19 +53,17 @@ from ldptree.mechanisms._variance import (
 )
 from ldptree.protocols import CellEstimates
 
-__all__ = ["GeometricLabel", "SplitBudget"]
+__all__ = ["BitPrecision", "CellBits", "GeometricLabel", "SplitBudget"]
 
 
-class SplitBudget(KitMechanism):
-    """Base of a kit mechanism with fields ``epsilon`` and ``budget_split``: ``rho eps`` for the
-    cell release, ``(1 - rho) eps`` for the label release; its releases are checked when it is
-    constructed."""
+@attrs.frozen
+class SplitBudget(RegressionMechanism):
+    """Base of a regression kit mechanism with the fields ``epsilon``, ``label_bound`` and
+    ``budget_split`` (first, in this order; a subclass adds its own after them): ``rho eps`` for
+    the cell release, ``(1 - rho) eps`` for the label release; its releases are checked when it
+    is constructed. :class:`~ldptree.mechanisms.RRLaplaceMechanism` documents the fields."""
 
-    epsilon: float
-    budget_split: float
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()  # fail at construction, naming what is wrong
+    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
 
     @property
     def cell_epsilon(self) -> float:
@@ -76,12 +76,37 @@ class SplitBudget(KitMechanism):
         return (1.0 - self.budget_split) * self.epsilon
 
 
-class GeometricLabel(SplitBudget):
-    """Mixin for a kit mechanism with fields ``epsilon``, ``label_bound`` and ``budget_split``
-    (module docstring): the label's levels, its geometric release ``"code"``, the budget parts,
-    the debiasing of an indicator cell channel and the label-sum variance bound."""
+@attrs.frozen
+class BitPrecision(SplitBudget):
+    """A split-budget mechanism whose cell noise draws uniform integers of width
+    ``precision_bits`` (16, 32, 64 or ``None``: the smallest realising at least 99% of the cell
+    budget), a field after ``budget_split``."""
 
-    label_bound: tuple[float, float]
+    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
+
+
+@attrs.frozen  # (no fields) an attrs base keeps a subclass's inherited fields in order
+class CellBits(BitPrecision):
+    """The one-hot cell vector through randomized response on every bit (budget ``rho eps / 2``
+    per bit: two one-hot vectors differ in two bits)."""
+
+    @property
+    def flips(self) -> BitFlip:
+        """The randomized response on each cell bit (budget ``rho eps / 2``)."""
+        return BitFlip(self.cell_epsilon / 2.0, self.precision_bits)
+
+    @property
+    def count_variance(self) -> float:
+        """Variance one holder adds to a debiased cell count: ``q'(1 - q') / (1 - 2q')^2``."""
+        q = self.flips.flip_prob
+        return q * (1.0 - q) / (1.0 - 2.0 * q) ** 2
+
+
+@attrs.frozen  # (no fields) an attrs base keeps a subclass's inherited fields in order
+class GeometricLabel(SplitBudget):
+    """Base of a split-budget mechanism whose label is the geometric release (module
+    docstring): the label's levels, its geometric release ``"code"``, the budget parts,
+    the debiasing of an indicator cell channel and the label-sum variance bound."""
 
     def labels(self) -> RealLabels:
         return RealLabels(self.label_bound, label_levels(self.label_epsilon))

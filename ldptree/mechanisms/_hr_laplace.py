@@ -28,12 +28,12 @@ from typing import Any, NamedTuple
 import attrs
 import jax
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int
 from ldptree._xp import as_float, namespace
-from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._geometric_label import BitPrecision, GeometricLabel
 from ldptree.mechanisms._hadamard import HadamardRelease
-from ldptree.mechanisms._kit import KitMechanism, Release
-from ldptree.mechanisms._noise import BitFlip, _check_precision
+from ldptree.mechanisms._kit import Release
+from ldptree.mechanisms._noise import BitFlip
 from ldptree.mechanisms._variance import (
     CellVariance,
     ExactCellVariance,
@@ -54,26 +54,17 @@ class HadamardLaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class HadamardLaplaceMechanism(GeometricLabel, KitMechanism):
+class HadamardLaplaceMechanism(GeometricLabel, BitPrecision):
     """Hadamard response of the cell + one exact noisy label (module docstring).
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`RRLaplaceMechanism`.
     precision_bits:
         Width (16, 32 or 64) of the uniform integer realising the bit's flip; ``None`` (default)
         takes the smallest that realises at least 99% of the cell budget.
     """
-
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = HadamardLaplaceReport
 

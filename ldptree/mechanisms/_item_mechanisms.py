@@ -1,6 +1,6 @@
-"""What the mechanisms built on an item release share (k-subset selection, local hashing): the
-cell released as an item among ``L`` with a label (regression), or the pair ``(cell, class)`` as an
-item among ``L (K + 1)`` (classification).
+"""What the mechanisms built on an item release share (k-subset selection, local hashing, and
+k-ary randomized response of the cell): the cell released as an item among ``L`` with a label
+(regression), or the pair ``(cell, class)`` as an item among ``L (K + 1)`` (classification).
 
 A release of this kind has a law (``item_law(n_items)``) whose indicator of item ``j`` has mean
 ``offset + slope 1{x = j}``; :func:`~ldptree.mechanisms.debias_indicators` inverts it. The
@@ -11,15 +11,21 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+import attrs
 import numpy as np
 
 from ldptree._validation import check_int
 from ldptree._xp import namespace
 from ldptree.mechanisms._geometric_label import GeometricLabel
-from ldptree.mechanisms._kit import KitMechanism, debias_indicators
-from ldptree.mechanisms._labels import ClassLabels
+from ldptree.mechanisms._kit import ClassMechanism, debias_indicators
 from ldptree.mechanisms._release import Release
-from ldptree.mechanisms._variance import CellVariance, ExactCellVariance
+from ldptree.mechanisms._variance import (
+    CellVariance,
+    ExactCellVariance,
+    check_label_moments,
+    indicator_class_variance,
+    indicator_variances,
+)
 from ldptree.protocols import CellEstimates
 
 __all__ = ["ItemCellLabel", "ItemPairs"]
@@ -67,17 +73,13 @@ class ItemCellLabel(GeometricLabel):
         )
 
 
-class ItemPairs(KitMechanism):
+@attrs.frozen  # (no fields) an attrs base keeps a subclass's inherited fields in order
+class ItemPairs(ClassMechanism):
     """The pair ``(cell, class)`` as one item release ``"pairs"`` with the whole budget; an
     undeclared class code is the extra item ``K`` of its cell, counted nowhere. Its releases are
     checked when it is constructed."""
 
-    epsilon: float
-    n_classes: int
     item_kind: ClassVar[str]
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()  # fail at construction, naming what is wrong
 
     @property
     def pair_release(self) -> Any:
@@ -87,8 +89,10 @@ class ItemPairs(KitMechanism):
         """The pair release's law for ``n_cells`` cells."""
         raise NotImplementedError
 
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
+    def _count_variances(self, law: Any) -> tuple[float, float]:
+        """The variance one holder adds to ``c^_j`` (the debiased sum of cell ``j``'s ``K``
+        declared items) inside cell ``j`` with a declared class, and otherwise."""
+        raise NotImplementedError
 
     def releases(self) -> tuple[Release, ...]:
         return (self.pair_release,)
@@ -103,3 +107,26 @@ class ItemPairs(KitMechanism):
         pairs = debias_indicators(law, counts, n).count[:, : self.n_classes]
         xp = namespace(pairs)
         return CellEstimates(count=xp.sum(pairs, axis=1), label_sum=pairs, n=int(n))
+
+    def cell_variance(self, n_cells: int) -> CellVariance:
+        """Per-holder variance bounds for ``n_cells`` cells: :meth:`_count_variances` for the
+        count, one debiased indicator for ``V^_jk``."""
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        inside, outside = self._count_variances(law)
+        single_in, single_out = indicator_variances(law.offset, law.slope)
+        return CellVariance(
+            count=max(inside, outside),
+            label_sum=max(single_in, single_out),
+            count_outside=outside,
+            label_sum_outside=single_out,
+        )
+
+    def exact_cell_variance(
+        self, n_cells: int, *, label_mean: float, label_second_moment: float
+    ) -> ExactCellVariance:
+        """Exact per-holder variances: :meth:`_count_variances` for ``c^_j``; ``V^_jk`` is one
+        debiased indicator (:func:`~ldptree.mechanisms._variance.indicator_class_variance`)."""
+        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
+        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+        inside, outside = self._count_variances(law)
+        return indicator_class_variance(inside, outside, law.offset, law.slope, share)

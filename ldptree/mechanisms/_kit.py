@@ -40,6 +40,7 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any, ClassVar, NamedTuple, Protocol
 
+import attrs
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -48,7 +49,7 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._jax_cache import kernel
 from ldptree._memo import memoised
 from ldptree._typing import FloatArray, PRNGKey
-from ldptree._validation import check_int
+from ldptree._validation import check_int, to_epsilon, to_label_bound
 from ldptree._xp import as_float, namespace
 from ldptree.accounting._law import Block, ReportLaw
 from ldptree.accounting._spend import PrivacySpend
@@ -82,12 +83,14 @@ __all__ = [
     "NULL_LABEL",
     "CellRelease",
     "ClassLabels",
+    "ClassMechanism",
     "HadamardRelease",
     "IndexRelease",
     "Indicator",
     "KitMechanism",
     "LabelRelease",
     "RealLabels",
+    "RegressionMechanism",
     "Release",
     "_to_levels",
     "_to_n_classes",
@@ -567,6 +570,35 @@ class KitMechanism:
         return ReportLaw(
             blocks=tuple(blocks), labels=labels.domain(), assemble=assemble, disassemble=disassemble
         )
+
+
+@attrs.frozen
+class RegressionMechanism(KitMechanism):
+    """Base of a regression kit mechanism: the fields ``epsilon`` and ``label_bound`` (first, in
+    this order; a subclass adds its own after them), and releases checked when it is
+    constructed."""
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()  # fail at construction, naming what is wrong
+
+
+@attrs.frozen
+class ClassMechanism(KitMechanism):
+    """Base of a classification kit mechanism: the fields ``epsilon`` and ``n_classes`` (first,
+    in this order; a subclass adds its own after them), class labels, and releases checked when
+    it is constructed."""
+
+    epsilon: float = attrs.field(converter=to_epsilon)
+    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
+
+    def __attrs_post_init__(self) -> None:
+        self._checked_releases()  # fail at construction, naming what is wrong
+
+    def labels(self) -> ClassLabels:
+        return ClassLabels(self.n_classes)
 
 
 # A mechanism is immutable, so its checked releases and its kernel's description are functions of

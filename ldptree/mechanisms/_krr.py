@@ -44,17 +44,17 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int
 from ldptree._xp import as_float, namespace
-from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree.mechanisms._item_mechanisms import ItemCellLabel
 from ldptree.mechanisms._kit import (
-    ClassLabels,
+    ClassMechanism,
     IndexRelease,
     KitMechanism,
     RealLabels,
+    RegressionMechanism,
     Release,
     _to_levels,
-    _to_n_classes,
 )
 from ldptree.mechanisms._noise import KaryResponse
 from ldptree.mechanisms._variance import (
@@ -104,58 +104,29 @@ class KRRLaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class KRRLaplaceMechanism(GeometricLabel, KitMechanism):
+class KRRLaplaceMechanism(ItemCellLabel, KitMechanism):
     """k-ary randomized response on the cell index + one exact noisy label (module docstring).
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`RRLaplaceMechanism`.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-
     report_type = KRRLaplaceReport
+    item_kind = "k-ary randomized response"
+
+    @property
+    def cell_release(self) -> IndexRelease:
+        """The k-RR cell index (budget ``rho eps``)."""
+        return IndexRelease("cell", self.cell_epsilon)
 
     def cell_noise(self, n_cells: int) -> KaryResponse:
         """The k-RR over ``n_cells`` cells (budget ``rho eps``)."""
         return KaryResponse(self.cell_epsilon, check_int(n_cells, "n_cells", minimum=1))
 
-    def releases(self) -> tuple[Release, ...]:
-        return (IndexRelease("cell", self.cell_epsilon), self.label_release())
-
-    def budget_parts(self) -> tuple[tuple[str, float], ...]:
-        return (("cell (k-ary randomized response)", self.cell_epsilon), self.label_budget_part())
-
-    def debias(self, stats: dict[str, Any], n: int) -> CellEstimates:
-        """Unbiased cell counts and label sums from summed statistics (module docstring)."""
-        noise = self.cell_noise(int(np.shape(stats["cell"])[0]))
-        return self.debias_cells(noise, stats, "cell", n)
-
-    def cell_variance(self, n_cells: int) -> CellVariance:
-        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        noise = self.cell_noise(n_cells)
-        return self.indicator_cell_variance(noise.offset, noise.slope)
-
-    def exact_cell_variance(
-        self, n_cells: int, *, label_mean: float, label_second_moment: float
-    ) -> ExactCellVariance:
-        """Exact per-holder variances: the report of cell ``j`` is Bernoulli with mean
-        ``o + a 1{j_i = j}``, times the independent geometric label
-        (:meth:`~ldptree.mechanisms._geometric_label.GeometricLabel.exact_indicator_variance`)."""
-        noise = self.cell_noise(n_cells)
-        return self.exact_indicator_variance(
-            noise.offset,
-            noise.slope,
-            label_mean=label_mean,
-            label_second_moment=label_second_moment,
-        )
+    def item_law(self, n_cells: int) -> KaryResponse:
+        return self.cell_noise(n_cells)
 
 
 class KRRPairReport(NamedTuple):
@@ -166,7 +137,7 @@ class KRRPairReport(NamedTuple):
 
 
 @attrs.frozen
-class KRRJointMechanism(KitMechanism):
+class KRRJointMechanism(RegressionMechanism):
     """k-ary randomized response on the pair (cell, label level) (module docstring).
 
     Parameters
@@ -180,14 +151,9 @@ class KRRJointMechanism(KitMechanism):
         lower the rounding's variance (at most ``step^2 / 4``) but raise ``k = L (levels + 1)``.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
     levels: int = attrs.field(default=2, converter=_to_levels)
 
     report_type = KRRPairReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
 
     def labels(self) -> RealLabels:
         return RealLabels(self.label_bound, self.levels)
@@ -250,7 +216,7 @@ class KRRJointMechanism(KitMechanism):
 
 
 @attrs.frozen
-class KRRCellClassMechanism(KitMechanism):
+class KRRCellClassMechanism(ClassMechanism):
     """k-ary randomized response on the pair (cell, class) (module docstring).
 
     Parameters
@@ -261,16 +227,7 @@ class KRRCellClassMechanism(KitMechanism):
         ``K >= 2``; class codes outside ``0..K-1`` report the extra value ``K`` of their cell.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
-
     report_type = KRRPairReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
 
     def pair_noise(self, n_cells: int) -> KaryResponse:
         """The k-RR over ``n_cells (K + 1)`` pairs."""

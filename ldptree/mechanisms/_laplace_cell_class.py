@@ -41,10 +41,9 @@ import jax
 import numpy as np
 
 from ldptree._typing import FloatArray
-from ldptree._validation import check_int, to_epsilon
+from ldptree._validation import check_int
 from ldptree._xp import as_float, namespace
-from ldptree.mechanisms._kit import NULL_LABEL, CellRelease, ClassLabels, KitMechanism, Release
-from ldptree.mechanisms._labels import _to_n_classes
+from ldptree.mechanisms._kit import NULL_LABEL, CellRelease, ClassMechanism, Release
 from ldptree.mechanisms._noise import Geometric
 from ldptree.mechanisms._variance import CellVariance, ExactCellVariance, check_label_moments
 from ldptree.protocols import CellEstimates
@@ -61,7 +60,7 @@ class LaplaceCellClassReport(NamedTuple):
 
 
 @attrs.frozen
-class LaplaceCellClassMechanism(KitMechanism):
+class LaplaceCellClassMechanism(ClassMechanism):
     """Exact Laplace-like noise on ``U`` and on ``V = onehot(y) (x) U`` (module docstring).
 
     Parameters
@@ -73,18 +72,9 @@ class LaplaceCellClassMechanism(KitMechanism):
         record. ``K = 2`` uses the paper's binary form ``V = Y U``.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
-
     report_type = LaplaceCellClassReport
 
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
     # -- the kit's declarations ----------------------------------------------------------------
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
-
     @property
     def noise(self) -> Geometric:
         """Each coordinate's noise: ``eps / 4`` per unit (two coordinates move per release)."""

@@ -27,12 +27,12 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_epsilon, to_label_bound
+from ldptree._validation import check_int
 from ldptree._xp import as_float, namespace
 from ldptree.mechanisms._kit import (
     CellRelease,
-    KitMechanism,
     RealLabels,
+    RegressionMechanism,
     Release,
     cell_indicator,
     label_levels,
@@ -52,7 +52,7 @@ class LaplaceCellLabelReport(NamedTuple):
 
 
 @attrs.frozen
-class LaplaceCellLabelMechanism(KitMechanism):
+class LaplaceCellLabelMechanism(RegressionMechanism):
     """Exact Laplace-like noise on ``U`` and on the label vector ``V`` (module docstring).
 
     Parameters
@@ -64,13 +64,7 @@ class LaplaceCellLabelMechanism(KitMechanism):
         private labels.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-
     report_type = LaplaceCellLabelReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
 
     # -- the kit's declarations ----------------------------------------------------------------
     def labels(self) -> RealLabels:

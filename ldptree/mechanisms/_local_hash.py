@@ -43,7 +43,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from ldptree._validation import check_int, to_epsilon
-from ldptree.accounting._channels import equal_gap_divergences
+from ldptree.accounting._channels import EqualGapChannel
 from ldptree.accounting._law import RecordBlock
 from ldptree.mechanisms._exact import PRECISION_BITS
 from ldptree.mechanisms._labels import Labels
@@ -85,7 +85,7 @@ def local_hash(masks: jax.Array, x: jax.Array) -> jax.Array:
 
 
 @attrs.frozen
-class LocalHashChannel:
+class LocalHashChannel(EqualGapChannel):
     """The accountant's view of a local-hashing report: one coordinate whose input is the item
     and whose output is the tuple ``(A_0, ..., A_{r-1}, z)``. Divergences in closed form: ``0``
     between equal items, the k-ary response's realised ratio between different ones, attained
@@ -106,12 +106,8 @@ class LocalHashChannel:
         return self.noise.offset + self.noise.slope - self.offset
 
     @property
-    def convex_in_location(self) -> bool:
-        return False
-
-    @property
-    def sampling(self) -> None:
-        return None
+    def _gap(self) -> float:
+        return self.noise.realised_epsilon
 
     def log_prob(self, output: Any, value: Any) -> float:
         *masks, z = (int(v) for v in output)
@@ -133,9 +129,6 @@ class LocalHashChannel:
         h_b = (masks[0] & b).bit_count() & 1
         keep_first = self.noise.keep_count >= self.noise.other_count
         return (*masks, h_a if keep_first else h_b)
-
-    def divergences(self, inputs: Any) -> Any:
-        return equal_gap_divergences(inputs, self.noise.realised_epsilon, self._witness)
 
 
 def _to_bits(value: Any) -> int | None:

@@ -31,16 +31,10 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
 from ldptree.mechanisms._kit import KitMechanism
-from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._local_hash import LocalHashRelease, _to_bits
 from ldptree.mechanisms._variance import (
-    CellVariance,
-    ExactCellVariance,
-    check_label_moments,
-    indicator_class_variance,
     indicator_variances,
 )
 
@@ -66,20 +60,13 @@ class OLHLaplaceMechanism(ItemCellLabel, KitMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`RRLaplaceMechanism`.
     hash_bits:
         ``r`` (``g = 2^r`` hash values); ``None`` (default) takes the best for the cell budget
         and cell count.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
     hash_bits: int | None = attrs.field(default=None, converter=_to_bits)
 
     report_type = OLHLaplaceReport
@@ -116,8 +103,6 @@ class OLHCellClassMechanism(ItemPairs, KitMechanism):
         ``r``; ``None`` (default) takes the best for the budget and item count.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     hash_bits: int | None = attrs.field(default=None, converter=_to_bits)
 
     report_type = OLHCellClassReport
@@ -137,31 +122,9 @@ class OLHCellClassMechanism(ItemPairs, KitMechanism):
         """Numbers released per holder: ``r + 1``."""
         return self.pair_release.hash_bits(n_cells) + 1
 
-    def cell_variance(self, n_cells: int) -> CellVariance:
-        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+    def _count_variances(self, law: Any) -> tuple[float, float]:
+        """The item indicators are pairwise uncorrelated, so ``c^_j`` adds the sum of its ``K``
+        indicators' variances (the own one inside)."""
         single_in, single_out = indicator_variances(law.offset, law.slope)
         k = self.n_classes
-        inside = single_in + (k - 1) * single_out
-        outside = k * single_out
-        return CellVariance(
-            count=max(inside, outside),
-            label_sum=max(single_in, single_out),
-            count_outside=outside,
-            label_sum_outside=single_out,
-        )
-
-    def exact_cell_variance(
-        self, n_cells: int, *, label_mean: float, label_second_moment: float
-    ) -> ExactCellVariance:
-        """Exact per-holder variances: the item indicators are pairwise uncorrelated, so
-        ``c^_j`` adds the sum of its ``K`` indicators' variances (the own one inside);
-        ``V^_jk`` is one debiased indicator
-        (:func:`~ldptree.mechanisms._variance.indicator_class_variance`)."""
-        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
-        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
-        single_in, single_out = indicator_variances(law.offset, law.slope)
-        k = self.n_classes
-        return indicator_class_variance(
-            single_in + (k - 1) * single_out, k * single_out, law.offset, law.slope, share
-        )
+        return single_in + (k - 1) * single_out, k * single_out

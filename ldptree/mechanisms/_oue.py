@@ -45,14 +45,12 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
-from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree._validation import check_int
+from ldptree.mechanisms._geometric_label import BitPrecision, GeometricLabel
 from ldptree.mechanisms._kit import (
     CellRelease,
-    ClassLabels,
-    KitMechanism,
+    ClassMechanism,
     Release,
-    _to_n_classes,
     cell_indicator,
     debias_indicators,
 )
@@ -82,26 +80,17 @@ class OUELaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class OUELaplaceMechanism(GeometricLabel, KitMechanism):
+class OUELaplaceMechanism(GeometricLabel, BitPrecision):
     """Optimized unary encoding of the cell + one exact noisy label (module docstring).
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`RRLaplaceMechanism`.
     precision_bits:
         Width (16, 32 or 64) of the uniform integers realising the bits; ``None`` (default) takes
         the smallest that realises at least 99% of the cell budget.
     """
-
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = OUELaplaceReport
 
@@ -149,7 +138,7 @@ class OUECellClassReport(NamedTuple):
 
 
 @attrs.frozen
-class OUECellClassMechanism(KitMechanism):
+class OUECellClassMechanism(ClassMechanism):
     """Optimized unary encoding of the cell-by-class one-hot (module docstring).
 
     Parameters
@@ -162,17 +151,9 @@ class OUECellClassMechanism(KitMechanism):
         As for :class:`OUELaplaceMechanism`.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     report_type = OUECellClassReport
-
-    def __attrs_post_init__(self) -> None:
-        self._checked_releases()
-
-    def labels(self) -> ClassLabels:
-        return ClassLabels(self.n_classes)
 
     @property
     def unary(self) -> UnaryFlip:

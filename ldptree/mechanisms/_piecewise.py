@@ -109,16 +109,8 @@ class PiecewiseMechanism(RRLabelMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label
-        (:func:`~ldptree.mechanisms.optimal_split` computes one from public quantities).
-    precision_bits:
-        Width (16, 32 or 64) of the uniform integers realising the cell flips; ``None`` (default)
-        takes the smallest that realises at least 99% of the cell budget.
+    epsilon, label_bound, budget_split, precision_bits:
+        As for :class:`DuchiMechanism`.
     """
 
     report_type = PiecewiseReport

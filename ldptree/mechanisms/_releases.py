@@ -133,8 +133,49 @@ def _geometric_sums(
 
 
 # -- cell vectors ----------------------------------------------------------------------------------
+class NoiseTables(Release):
+    """What the releases of integer tables through one exact noise share (:class:`CellRelease`,
+    :class:`LabelRelease`): the tables' check, the output bound, and sums drawn in aggregate
+    (geometric noise only) from the noiseless sums :meth:`_truth` of the per-(cell, level)
+    record counts."""
+
+    name: str
+    noise: Noise
+
+    @property
+    def width(self) -> int:
+        raise NotImplementedError
+
+    def tables(self) -> tuple[Table, ...]:
+        raise NotImplementedError
+
+    def _truth(self, joint: np.ndarray[Any, Any], totals: np.ndarray[Any, Any]) -> Any:
+        raise NotImplementedError
+
+    def check(self, labels: Labels) -> None:
+        _check_tables(self.name, self.noise, self.tables(), labels)
+
+    @property
+    def abs_bound(self) -> int:
+        return self.noise.max_abs_output
+
+    @property
+    def can_aggregate(self) -> bool:
+        return isinstance(self.noise, Geometric)
+
+    def aggregate(
+        self,
+        joint: np.ndarray[Any, Any],
+        totals: np.ndarray[Any, Any],
+        rng: np.random.Generator,
+        n: int,
+    ) -> np.ndarray[Any, Any]:
+        truth = self._truth(joint, totals)
+        return _geometric_sums(self.noise, truth, rng, n, self.width)
+
+
 @attrs.frozen(eq=False)
-class CellRelease(CellShaped):
+class CellRelease(NoiseTables, CellShaped):
     """``width`` coordinates per cell: the own cell reads ``on[t]``, other cells ``off[t]``.
 
     Tables are integer arrays ``[levels, width]`` (a 1-d array is one column). Report:
@@ -152,13 +193,6 @@ class CellRelease(CellShaped):
 
     def tables(self) -> tuple[Table, ...]:
         return (self.on, self.off)
-
-    def check(self, labels: Labels) -> None:
-        _check_tables(self.name, self.noise, self.tables(), labels)
-
-    @property
-    def abs_bound(self) -> int:
-        return self.noise.max_abs_output
 
     def static(self, n_cells: int, width: int, labels: Labels) -> tuple[Any, ...]:
         return (self.noise.static, self.width, width)
@@ -187,19 +221,8 @@ class CellRelease(CellShaped):
         shape = (n_cells,) if self.width == 1 else (n_cells, self.width)
         return (shape, *_output_range(self.noise))
 
-    @property
-    def can_aggregate(self) -> bool:
-        return isinstance(self.noise, Geometric)
-
-    def aggregate(
-        self,
-        joint: np.ndarray[Any, Any],
-        totals: np.ndarray[Any, Any],
-        rng: np.random.Generator,
-        n: int,
-    ) -> np.ndarray[Any, Any]:
-        truth = joint @ self.on + (totals[None, :] - joint) @ self.off
-        return _geometric_sums(self.noise, truth, rng, n, self.width)
+    def _truth(self, joint: np.ndarray[Any, Any], totals: np.ndarray[Any, Any]) -> Any:
+        return joint @ self.on + (totals[None, :] - joint) @ self.off
 
     # -- traced --------------------------------------------------------------------------------
     @staticmethod
@@ -226,7 +249,7 @@ class CellRelease(CellShaped):
 
 # -- label coordinates -----------------------------------------------------------------------------
 @attrs.frozen(eq=False)
-class LabelRelease(Release):
+class LabelRelease(NoiseTables):
     """``width`` coordinates reading ``inputs[t]`` (``[levels, width]``): the label only.
     Report: ``[n]`` (``[n, width]``); summary: the sum over holders (a scalar or ``[width]``)."""
 
@@ -242,13 +265,6 @@ class LabelRelease(Release):
 
     def tables(self) -> tuple[Table, ...]:
         return (self.inputs,)
-
-    def check(self, labels: Labels) -> None:
-        _check_tables(self.name, self.noise, self.tables(), labels)
-
-    @property
-    def abs_bound(self) -> int:
-        return self.noise.max_abs_output
 
     def static(self, n_cells: int, width: int, labels: Labels) -> tuple[Any, ...]:
         return (self.noise.static, self.width)
@@ -270,18 +286,8 @@ class LabelRelease(Release):
         shape = () if self.width == 1 else (self.width,)
         return (shape, *_output_range(self.noise))
 
-    @property
-    def can_aggregate(self) -> bool:
-        return isinstance(self.noise, Geometric)
-
-    def aggregate(
-        self,
-        joint: np.ndarray[Any, Any],
-        totals: np.ndarray[Any, Any],
-        rng: np.random.Generator,
-        n: int,
-    ) -> np.ndarray[Any, Any]:
-        return _geometric_sums(self.noise, totals @ self.inputs, rng, n, self.width)
+    def _truth(self, joint: np.ndarray[Any, Any], totals: np.ndarray[Any, Any]) -> Any:
+        return totals @ self.inputs
 
     # -- traced --------------------------------------------------------------------------------
     @staticmethod

@@ -37,18 +37,17 @@ from typing import Any
 import attrs
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
+from ldptree._validation import check_int
 from ldptree.mechanisms._channel import MatrixNoise
-from ldptree.mechanisms._geometric_label import SplitBudget
+from ldptree.mechanisms._geometric_label import CellBits
 from ldptree.mechanisms._kit import (
-    KitMechanism,
     RealLabels,
     Release,
     cell_indicator,
     debias_indicators,
     label_level,
 )
-from ldptree.mechanisms._noise import BitFlip, _check_precision
+from ldptree.mechanisms._noise import BitFlip
 from ldptree.mechanisms._variance import (
     CellVariance,
     ExactCellVariance,
@@ -62,14 +61,9 @@ LabelNoise = BitFlip | MatrixNoise
 
 
 @attrs.frozen
-class RRLabelMechanism(SplitBudget, KitMechanism):
+class RRLabelMechanism(CellBits):
     """Cell bits + one label code through :meth:`label_noise` (module docstring). Subclasses
     implement :meth:`labels`, :attr:`label_noise` and name the label release ``label_name``."""
-
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
 
     label_name = "code"
 
@@ -82,11 +76,6 @@ class RRLabelMechanism(SplitBudget, KitMechanism):
         raise NotImplementedError
 
     # -- the kit's declarations ------------------------------------------------------------------
-    @property
-    def flips(self) -> BitFlip:
-        """The randomized response on each cell bit (budget ``rho eps / 2``)."""
-        return BitFlip(self.cell_epsilon / 2.0, self.precision_bits)
-
     def releases(self) -> tuple[Release, ...]:
         labels = self.labels()
         return (
@@ -128,12 +117,6 @@ class RRLabelMechanism(SplitBudget, KitMechanism):
         lo, step = self.label_affine
         out: np.ndarray[Any, np.dtype[np.float64]] = lo + step * np.asarray(code, np.float64)
         return out
-
-    @property
-    def count_variance(self) -> float:
-        """Variance one holder adds to a debiased cell count: ``q'(1 - q') / (1 - 2q')^2``."""
-        q = self.flips.flip_prob
-        return q * (1.0 - q) / (1.0 - 2.0 * q) ** 2
 
     @property
     def label_variance(self) -> float:

@@ -42,14 +42,12 @@ from typing import Any, NamedTuple
 import attrs
 import jax
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
-from ldptree.mechanisms._geometric_label import GeometricLabel
+from ldptree._validation import check_int
+from ldptree.mechanisms._geometric_label import CellBits, GeometricLabel
 from ldptree.mechanisms._kit import (
-    KitMechanism,
     Release,
     cell_indicator,
 )
-from ldptree.mechanisms._noise import BitFlip, _check_precision
 from ldptree.mechanisms._variance import CellVariance, ExactCellVariance
 from ldptree.protocols import CellEstimates
 
@@ -63,7 +61,7 @@ class RRLaplaceReport(NamedTuple):
 
 
 @attrs.frozen
-class RRLaplaceMechanism(GeometricLabel, KitMechanism):
+class RRLaplaceMechanism(GeometricLabel, CellBits):
     """Randomized response on the cell one-hot vector + one exact noisy label (module docstring).
 
     Parameters
@@ -80,19 +78,9 @@ class RRLaplaceMechanism(GeometricLabel, KitMechanism):
         per random word).
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
-    precision_bits: int | None = attrs.field(default=None, validator=_check_precision)
-
     report_type = RRLaplaceReport
 
     # -- the kit's declarations ----------------------------------------------------------------
-    @property
-    def flips(self) -> BitFlip:
-        """The randomized response on each bit (budget ``rho eps / 2``)."""
-        return BitFlip(self.cell_epsilon / 2.0, self.precision_bits)
-
     def releases(self) -> tuple[Release, ...]:
         labels = self.labels()
         return (
@@ -128,12 +116,6 @@ class RRLaplaceMechanism(GeometricLabel, KitMechanism):
     @property
     def keep_prob(self) -> float:
         return 1.0 - self.flip_prob
-
-    @property
-    def count_variance(self) -> float:
-        """Variance one holder adds to a debiased cell count: ``q'(1 - q') / (1 - 2q')^2``."""
-        q = self.flip_prob
-        return q * (1.0 - q) / (1.0 - 2.0 * q) ** 2
 
     @property
     def label_center(self) -> float:

@@ -55,7 +55,7 @@ import numpy as np
 
 from ldptree._buckets import bucket
 from ldptree._validation import check_int, to_epsilon
-from ldptree.accounting._channels import Divergences, equal_gap_divergences
+from ldptree.accounting._channels import EqualGapChannel
 from ldptree.accounting._law import RecordBlock
 from ldptree.mechanisms._labels import Labels
 from ldptree.mechanisms._release import pad_rows, squeeze
@@ -233,7 +233,7 @@ def _law(epsilon: float, d: int, k: int) -> SubsetLaw:
 
 
 @attrs.frozen(eq=False)
-class SubsetChannel:
+class SubsetChannel(EqualGapChannel):
     """The accountant's view of a k-subset report: one coordinate whose input is the item and
     whose output is the sorted tuple of reported items. Divergences in closed form: ``0``
     between equal items, :attr:`SubsetLaw.realised_epsilon` between different ones, attained at
@@ -242,19 +242,12 @@ class SubsetChannel:
     law: SubsetLaw
 
     @property
-    def convex_in_location(self) -> bool:
-        return False
-
-    @property
-    def sampling(self) -> None:
-        return None
+    def _gap(self) -> float:
+        return self.law.realised_epsilon
 
     def _witness(self, a: int, b: int) -> tuple[int, ...]:
         rest = [i for i in range(self.law.d) if i not in (a, b)][: self.law.k - 1]
         return tuple(sorted((a, *rest)))
-
-    def divergences(self, inputs: Any) -> Divergences:
-        return equal_gap_divergences(inputs, self.law.realised_epsilon, self._witness)
 
     def log_prob(self, output: Any, value: Any) -> float:
         return self.law.log_prob(tuple(sorted(int(i) for i in output)), int(value))

@@ -32,18 +32,9 @@ import attrs
 import jax
 import numpy as np
 
-from ldptree._validation import check_int, to_budget_split, to_epsilon, to_label_bound
 from ldptree.mechanisms._item_mechanisms import ItemCellLabel, ItemPairs
 from ldptree.mechanisms._kit import KitMechanism
-from ldptree.mechanisms._labels import _to_n_classes
 from ldptree.mechanisms._subset import SubsetRelease, _to_size
-from ldptree.mechanisms._variance import (
-    CellVariance,
-    ExactCellVariance,
-    check_label_moments,
-    indicator_class_variance,
-    indicator_variances,
-)
 
 __all__ = [
     "SubsetCellClassMechanism",
@@ -67,20 +58,13 @@ class SubsetLaplaceMechanism(ItemCellLabel, KitMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0``.
-    label_bound:
-        ``M`` for ``[-M, M]`` or a pair ``(lo, hi)``; must not come from private labels.
-    budget_split:
-        ``rho in (0, 1)``: share of ``eps`` spent on the cell, the rest on the label.
+    epsilon, label_bound, budget_split:
+        As for :class:`RRLaplaceMechanism`.
     subset_size:
         ``k``; ``None`` (default) takes the best ``k`` for the cell count and budget. At most
         ``L - 1`` is used.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    label_bound: tuple[float, float] = attrs.field(converter=to_label_bound)
-    budget_split: float = attrs.field(default=0.5, converter=to_budget_split)
     subset_size: int | None = attrs.field(default=None, converter=_to_size)
 
     report_type = SubsetLaplaceReport
@@ -109,16 +93,12 @@ class SubsetCellClassMechanism(ItemPairs, KitMechanism):
 
     Parameters
     ----------
-    epsilon:
-        Whole per-holder budget ``eps > 0`` (one release).
-    n_classes:
-        ``K >= 2``; class codes outside ``0..K-1`` are the extra item ``K`` of their cell.
+    epsilon, n_classes:
+        As for :class:`OLHCellClassMechanism`.
     subset_size:
         ``k``; ``None`` (default) takes the best ``k`` for the item count and budget.
     """
 
-    epsilon: float = attrs.field(converter=to_epsilon)
-    n_classes: int = attrs.field(default=2, converter=_to_n_classes)
     subset_size: int | None = attrs.field(default=None, converter=_to_size)
 
     report_type = SubsetCellClassReport
@@ -138,33 +118,9 @@ class SubsetCellClassMechanism(ItemPairs, KitMechanism):
         """Numbers released per holder: ``L (K + 1)`` bits."""
         return int(n_cells) * (self.n_classes + 1)
 
-    def cell_variance(self, n_cells: int) -> CellVariance:
-        """Per-holder variance bounds for ``n_cells`` cells (module docstring)."""
-        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
+    def _count_variances(self, law: Any) -> tuple[float, float]:
+        """From the exact pair probabilities of the subset over cell ``j``'s ``K`` declared
+        items, holding the own item or not
+        (:meth:`~ldptree.mechanisms._subset.SubsetLaw.block_variance`)."""
         k, slope2 = self.n_classes, law.slope**2
-        inside, outside = law.block_variance(k, True), law.block_variance(k, False)
-        single_in, single_out = indicator_variances(law.offset, law.slope)
-        return CellVariance(
-            count=max(inside, outside) / slope2,
-            label_sum=max(single_in, single_out),
-            count_outside=outside / slope2,
-            label_sum_outside=single_out,
-        )
-
-    def exact_cell_variance(
-        self, n_cells: int, *, label_mean: float, label_second_moment: float
-    ) -> ExactCellVariance:
-        """Exact per-holder variances: ``c^_j`` from the exact pair probabilities of the subset
-        over cell ``j``'s ``K`` declared items, holding the own item or not
-        (:meth:`~ldptree.mechanisms._subset.SubsetLaw.block_variance`); ``V^_jk`` one debiased
-        indicator (:func:`~ldptree.mechanisms._variance.indicator_class_variance`)."""
-        share, _ = check_label_moments(label_mean, label_second_moment, indicator=True)
-        law = self.item_law(check_int(n_cells, "n_cells", minimum=1))
-        k, slope2 = self.n_classes, law.slope**2
-        return indicator_class_variance(
-            law.block_variance(k, True) / slope2,
-            law.block_variance(k, False) / slope2,
-            law.offset,
-            law.slope,
-            share,
-        )
+        return law.block_variance(k, True) / slope2, law.block_variance(k, False) / slope2
