@@ -250,7 +250,11 @@ class SimulatedSumAggregator:
         mechanism = self.mechanism
         assert isinstance(mechanism, SupportsAggregateSimulation)  # checked at construction
         if state.counts is not None:
-            assert not state.cells  # one mechanism gives counts for every chunk or for none
+            if state.cells:
+                raise ValueError(
+                    f"{type(mechanism).__name__}.record_counts gave counts for some chunks and "
+                    "None for others: it must decide by the mechanism, not by the records"
+                )
             counting = cast(SimulatesFromCounts, mechanism)
             summary = counting.simulate_counts(state.key, state.counts, self.n_cells)
             return self.mechanism.debias(summary, int(state.counts.sum()))
