@@ -14,10 +14,11 @@ comparisons, so concrete rows are routed with the exact float64 comparison ``x <
 point one float64 ulp below a threshold goes left, as in the tree's growth and in a float64
 reference implementation. The compiled walk runs inside ``jax.enable_x64(True)``, a setting of
 the calling thread only (no process-wide JAX option changes), and compares *order keys*: the bits
-of a float64 read as an int64 ``b``, mapped to ``b`` for ``b >= 0`` and to ``b XOR (2^63 - 1)``
-otherwise, which is strictly increasing in the value (``-0.0`` one below ``+0.0``; a zero
-threshold takes the key of ``-0.0``). Integer comparisons are exact where XLA's float64 ones
-flush subnormal values to zero. Traced rows (inside the caller's ``jax.jit``) are compared in
+of a float64 read as an int64 ``b`` are the value's sign and magnitude, and the key is the signed
+magnitude, ``b`` for ``b >= 0`` and ``-(b AND (2^63 - 1))`` otherwise. It is strictly increasing
+in the value and equal for ``-0.0`` and ``+0.0``, so ``x < t`` exactly when ``key(x) < key(t)``
+(NaN excepted). Integer comparisons are exact where XLA's float64 ones flush subnormal values to
+zero. Traced rows (inside the caller's ``jax.jit``) are compared in
 the wider of their dtype and the thresholds': exactly under ``jax_enable_x64``, in float32
 otherwise.
 
@@ -234,7 +235,6 @@ class Partition:
             padded = np.zeros((rows, d), dtype=np.float64)
             padded[:n] = X
         t_key = order_keys(np.where(left < 0, np.inf, threshold))
-        t_key[(left >= 0) & (threshold == 0.0)] = -1  # -0.0's key: no zero is below a zero
         with jax.enable_x64(True):  # this thread only: 64-bit integers on the device
             routed = _route_keys(
                 feature, t_key, left, right, leaf_id, np.int32(self.depth), padded.view(np.int64)
@@ -449,15 +449,14 @@ def _route(
 
 def order_keys(values: Any) -> np.ndarray[Any, Any]:
     """The int64 order key of each float64 (module docstring): for non-NaN ``a``, ``b``,
-    ``a < b`` exactly when ``key(a) < key(b)``, except that ``-0.0`` keys one below ``+0.0``."""
+    ``a < b`` exactly when ``key(a) < key(b)``, and ``a == b`` when the keys are equal."""
     return np.asarray(_key(np.asarray(values, dtype=np.float64).view(np.int64)))
 
 
 def _key(bits: Any) -> Any:
-    # a negative float's bits read as int64 grow with its magnitude: flipping the 63 magnitude
-    # bits reverses that order and leaves every negative below every non-negative
+    # sign and magnitude to a signed magnitude: -0.0 (magnitude 0) keys as +0.0 does
     xp = namespace(bits)
-    return xp.where(bits < 0, bits ^ xp.int64(0x7FFF_FFFF_FFFF_FFFF), bits)
+    return xp.where(bits < 0, -(bits & xp.int64(0x7FFF_FFFF_FFFF_FFFF)), bits)
 
 
 @kernel

@@ -161,9 +161,10 @@ class Threads(Serial):
 
         def prepare(X: Any, y: Any, first: int) -> None:
             # the kernel this piece will run, compiled while the piece is routed; only shapes
-            # and dtypes are read (zeros stand in for the cells, and for the labels once converted)
-            labels = np.zeros_like(mechanism_labels(y, host=True))
-            cells = np.zeros(labels.shape[0], dtype=np.int32)
+            # and dtypes are read (zeros stand in for the cells and the converted labels)
+            rows = int(X.shape[0])
+            labels = np.zeros(rows, dtype=mechanism_labels(y[:1], host=True).dtype)
+            cells = np.zeros(rows, dtype=np.int32)
             cast(PreparesSummary, mechanism).prepare_summary(
                 job.key, cells, labels, job.round.n_cells
             )
