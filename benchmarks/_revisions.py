@@ -32,7 +32,9 @@ def export(rev: str, folder: Path) -> Path:
 def run_json_child(tree: Path, code: str, *args: object, cache: str = "off") -> dict[str, Any]:
     """The last stdout line of ``python -c code args...`` run against ``tree``, parsed as JSON;
     ``cache`` is the child's ``LDPTREE_JAX_CACHE`` (off by default, or a cache folder)."""
-    env = dict(os.environ, PYTHONPATH=str(tree), LDPTREE_JAX_CACHE=cache)
+    # the tree first; a PYTHONPATH already set (packages installed beside, e.g. a peer) after it
+    paths = [str(tree), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(paths), LDPTREE_JAX_CACHE=cache)
     out = subprocess.run(
         [sys.executable, "-c", code, *(str(a) for a in args)],
         cwd=tree,

@@ -19,6 +19,7 @@ BENCHMARKS = ROOT / "benchmarks"
 #: datasets). A new script without an entry here fails the test below.
 SCRIPTS: dict[str, tuple[str, frozenset[str]]] = {
     "bench_ab.py": (r"^warm_wall .*current/baseline \d", frozenset({"git"})),
+    "bench_device.py": (r"^equal lpct-auto float64 n=3000 \w+ vs cpu: True$", frozenset()),
     "bench_collector.py": (r"^\| 256 \| 1,000 \| 1 \|", frozenset()),
     "bench_lpdt.py": (r"^\| 2,000 \| 3 \| \d+ \|", frozenset()),
     "bench_routing.py": (r"^\| 2,000 \| [\d.]+ \| [\d.]+ \| [\d.]+ \|$", frozenset()),

@@ -23,7 +23,7 @@ import functools
 import threading
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import jax
@@ -100,10 +100,16 @@ def _sums(values: Any, start: int, stride: int = 1) -> tuple[int, int]:
         return total, int(np.dot(bits, place))
 
 
-def watch_key_use(key: Any, chunks: Iterable[tuple[Any, Any]]) -> Iterator[tuple[Any, Any]]:
+def watch_key_use(
+    key: Any,
+    chunks: Iterable[tuple[Any, Any]],
+    rows: Callable[[Any], Any] | None = None,
+) -> Iterator[tuple[Any, Any]]:
     """``chunks`` unchanged, recording the data's signature under the noise ``key``; warns
     (:class:`KeyReuseWarning`) at the end when ``key`` already privatized a sample with a
-    different signature in this process (module docstring)."""
+    different signature in this process (module docstring). ``rows`` (default: as they are)
+    maps the sampled rows of a chunk to what the holders route, for a reader whose chunks hold
+    them in another form (unscaled, float32): the same data then signs alike on every path."""
     data = _key_bytes(key)
     n, sums = 0, [0, 0, 0, 0]
     mod = 1 << 64
@@ -112,7 +118,8 @@ def watch_key_use(key: Any, chunks: Iterable[tuple[Any, Any]]) -> Iterator[tuple
             m = int(np.shape(y)[0])
             label_sums = _sums(y, n)
             first = -n % _STRIDE  # the same rows however the data is chunked
-            row_sums = _sums(np.asarray(X)[first::_STRIDE], n + first, _STRIDE)
+            sample = np.asarray(X)[first::_STRIDE]
+            row_sums = _sums(sample if rows is None else rows(sample), n + first, _STRIDE)
             for i, v in enumerate((*label_sums, *row_sums)):
                 sums[i] = (sums[i] + v) % mod
             n += m

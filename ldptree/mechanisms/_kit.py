@@ -738,12 +738,20 @@ def blocked_sums(
         first = first_holder + start.astype(jnp.uint32)
         return fused_sums(spec, consts, key_data, c, lab, first, n_valid - start)
 
+    return sum_blocks(part, n_valid, block)
+
+
+def sum_blocks(
+    part: Callable[[jax.Array], tuple[jax.Array, ...]], n_valid: jax.Array, block: int
+) -> tuple[jax.Array, ...]:
+    """``sum_b part(b * block)`` over the blocks ``b`` that hold some of the first ``n_valid``
+    rows (at least one), in a loop that traces ``part`` once (traced; the sums start from the
+    exact additive identity: ``-0.0`` for floats, so that ``-0.0 + x`` is ``x`` bit for bit,
+    signed zeros included, and ``0`` for integers)."""
+
     def step(i: jax.Array, acc: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         return tuple(a + b for a, b in zip(acc, part(i * block), strict=True))
 
-    # At least one block (all rows masked when n_valid = 0), each traced once, inside the loop:
-    # the sums start from the exact additive identity (-0.0 for floats, so that -0.0 + x is x
-    # bit for bit, signed zeros included; 0 for integers).
     shapes = jax.eval_shape(part, jnp.int32(0))
     start = tuple(
         jnp.full(x.shape, -0.0 if jnp.issubdtype(x.dtype, jnp.floating) else 0, x.dtype)

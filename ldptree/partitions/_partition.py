@@ -214,35 +214,44 @@ class Partition:
         # leaves, padding features are never split on, padding rows are routed and dropped.
         # Concrete rows keep their d features: a full chunk of float64 rows is then routed
         # without a host copy.
-        rows, nodes, width = bucket(n, MIN_ROWS), bucket(self.n_nodes), bucket(d)
-        pad = nodes - self.n_nodes
-        arrays = (
+        rows, width = bucket(n, MIN_ROWS), bucket(d)
+        if traced:
+            routed: jax.Array = _route(
+                *self._padded_nodes(),
+                np.int32(self.depth),
+                jnp.pad(X, ((0, rows - n), (0, width - d))),
+            )
+            return routed[:n]
+        if n == rows and X.dtype == np.float64 and X.flags.c_contiguous:
+            padded = X  # a full chunk of float64 rows: no copy (features are not padded here)
+        else:
+            padded = np.zeros((rows, d), dtype=np.float64)
+            padded[:n] = X
+        with jax.enable_x64(True):  # this thread only: 64-bit integers on the device
+            routed = _route_keys(*self.key_walk(), padded.view(np.int64))
+        # slicing on the host and transferring back is cheaper than a device slice dispatch (and
+        # a plain transfer, unlike jnp.asarray, runs no jitted program to trace in a new process)
+        out: jax.Array = jax.device_put(np.asarray(routed)[:n])
+        return out
+
+    def _padded_nodes(self) -> tuple[Any, ...]:
+        # nodes padded to a power of two (unreachable leaves): one compiled walk per tree size
+        pad = bucket(self.n_nodes) - self.n_nodes
+        return (
             _extend(self.feature, pad, 0),
             _extend(self.threshold, pad, 0.0),
             _extend(self.left, pad, -1),
             _extend(self.right, pad, -1),
             _extend(self.leaf_id, pad, 0),
         )
-        if traced:
-            routed: jax.Array = _route(
-                *arrays, np.int32(self.depth), jnp.pad(X, ((0, rows - n), (0, width - d)))
-            )
-            return routed[:n]
-        feature, threshold, left, right, leaf_id = arrays
-        if n == rows and X.dtype == np.float64 and X.flags.c_contiguous:
-            padded = X  # a full chunk of float64 rows: no copy (features are not padded here)
-        else:
-            padded = np.zeros((rows, d), dtype=np.float64)
-            padded[:n] = X
+
+    def key_walk(self) -> tuple[Any, ...]:
+        """The inputs of :func:`walk_keys` before the rows' keys: ``(feature, threshold keys,
+        left, right, leaf_id, depth)``, nodes padded to a power of two, each leaf's threshold
+        ``+inf`` (host arrays; the keys are int64)."""
+        feature, threshold, left, right, leaf_id = self._padded_nodes()
         t_key = order_keys(np.where(left < 0, np.inf, threshold))
-        with jax.enable_x64(True):  # this thread only: 64-bit integers on the device
-            routed = _route_keys(
-                feature, t_key, left, right, leaf_id, np.int32(self.depth), padded.view(np.int64)
-            )
-        # slicing on the host and transferring back is cheaper than a device slice dispatch (and
-        # a plain transfer, unlike jnp.asarray, runs no jitted program to trace in a new process)
-        out: jax.Array = jax.device_put(np.asarray(routed)[:n])
-        return out
+        return feature, t_key, left, right, leaf_id, np.int32(self.depth)
 
     def _route_host(self, X: np.ndarray[Any, Any]) -> Int32Array:
         # The same level-wise walk as `_route`, in NumPy float64: for a few thousand rows
@@ -450,11 +459,13 @@ def _route(
 def order_keys(values: Any) -> np.ndarray[Any, Any]:
     """The int64 order key of each float64 (module docstring): for non-NaN ``a``, ``b``,
     ``a < b`` exactly when ``key(a) < key(b)``, and ``a == b`` when the keys are equal."""
-    return np.asarray(_key(np.asarray(values, dtype=np.float64).view(np.int64)))
+    return np.asarray(order_key(np.asarray(values, dtype=np.float64).view(np.int64)))
 
 
-def _key(bits: Any) -> Any:
-    # sign and magnitude to a signed magnitude: -0.0 (magnitude 0) keys as +0.0 does
+def order_key(bits: Any) -> Any:
+    """The order key of float64 values from their bits read as int64 (NumPy or traced JAX
+    arrays, the latter under 64-bit mode): the sign and magnitude become a signed magnitude, so
+    -0.0 (magnitude 0) keys as +0.0 does."""
     xp = namespace(bits)
     return xp.where(bits < 0, -(bits & xp.int64(0x7FFF_FFFF_FFFF_FFFF)), bits)
 
@@ -471,7 +482,20 @@ def _route_keys(
 ) -> jax.Array:
     # `_route` with the float64 comparison x < t done on int64 order keys (under 64-bit mode):
     # integer comparisons are exact where XLA's float comparisons flush subnormals to zero
-    x_key = _key(bits)
+    return walk_keys(feature, t_key, left, right, leaf_id, depth, order_key(bits))
+
+
+def walk_keys(
+    feature: jax.Array,
+    t_key: jax.Array,
+    left: jax.Array,
+    right: jax.Array,
+    leaf_id: jax.Array,
+    depth: jax.Array,
+    x_key: jax.Array,
+) -> jax.Array:
+    """The cell of each row from its features' int64 order keys ``x_key[rows, d]`` (traced,
+    under 64-bit mode): ``depth`` gathers down the tree of :meth:`Partition.key_walk`."""
     node_ids = jnp.arange(feature.shape[0], dtype=jnp.int32)
     is_leaf = left < 0
     go_left = jnp.where(is_leaf, node_ids, left)

@@ -33,6 +33,7 @@ import attrs
 import jax
 import numpy as np
 
+from ldptree._validation import check_int
 from ldptree.accounting._reuse import watch_key_use
 from ldptree.mechanisms._batch import SummaryJob, summarize_many
 from ldptree.protocols import (
@@ -47,6 +48,7 @@ from ldptree.rounds._chunks import ROUTING_ROWS, Piece, mark_last, numbered, pad
 from ldptree.rounds._holders import field_names, holder_sums, mechanism_labels, record_fields
 from ldptree.rounds._plan import Round
 from ldptree.rounds._reports import Reports
+from ldptree.rounds._resident import ResidentRound, on_accelerator, piece_rows
 from ldptree.rounds._rows import PrivateRows
 
 Result = TypeVar("Result")
@@ -144,12 +146,42 @@ class Serial:
         return states
 
 
+def _optional_rows(value: Any) -> int | None:
+    return None if value is None else check_int(value, "piece_rows", minimum=1)
+
+
 @attrs.frozen
 class Threads(Serial):
-    """A round's summaries computed in worker threads, one host device each (module
-    docstring); rounds of other modes run as :class:`Serial`."""
+    """A round's summaries computed in worker threads, one device each (module docstring);
+    rounds of other modes run as :class:`Serial`.
+
+    ``resident``: whether a round of summaries runs resident on the device
+    (:mod:`ldptree.rounds._resident`: stored rows cross to the device, which scales, routes,
+    privatizes and sums them). ``None`` (default): when the round's devices are accelerators;
+    ``True``: also on a CPU (for tests: the host path is faster there); ``False``: never. The
+    results are the same bit for bit. ``piece_rows``: holders per resident piece (default: per
+    device, :func:`~ldptree.rounds._resident.piece_rows`); the round's own ``chunk_size`` sizes
+    the host path's pieces."""
+
+    resident: bool | None = attrs.field(
+        default=None, validator=attrs.validators.optional(attrs.validators.instance_of(bool))
+    )
+    piece_rows: int | None = attrs.field(default=None, converter=_optional_rows)
+
+    def runs_resident(self, job: Job) -> bool:
+        """Whether ``job`` (a round of summaries) runs resident on the device."""
+        r = job.round
+        wanted = on_accelerator(round_devices()) if self.resident is None else self.resident
+        return (
+            wanted
+            and declares(r.mechanism, FusedSummary)
+            and r.every_holder
+            and ResidentRound.fits(r)
+        )
 
     def fold_summaries(self, job: Job, source: PrivateRows) -> Any:
+        if self.runs_resident(job):
+            return self.fold_resident(job, source)
         size, mechanism = job.round.chunk_size, job.round.mechanism
         padded_at = [-1]  # first holder of the last piece when it is padded (see mark_last)
 
@@ -180,6 +212,51 @@ class Threads(Serial):
         # merged in holder order
         early = fused and declares(mechanism, PreparesSummary)
         for part in map_chunks(work, pieces, prepare=prepare if early else None):
+            state = aggregator.merge(state, part)
+        return state
+
+    def fold_resident(self, job: Job, source: PrivateRows) -> Any:
+        """One round's state with its pieces resident on the device (module docstring of
+        :mod:`ldptree.rounds._resident`); a suspect piece is summed again on the host path."""
+        r, aggregator = job.round, job.aggregator
+        rows = piece_rows(r, round_devices()[0], self.piece_rows)
+        scaler, convert = r.scaler, r.labels
+
+        def stored() -> Iterator[Piece]:
+            chunks: Iterable[Piece] = source.chunks(rows, stored=True)
+            if source.n is None:  # a stream's chunks may be short: full pieces move faster
+                chunks = rebatch(chunks, rows)
+            for X, y in chunks:
+                if X.dtype not in (np.float32, np.float64):
+                    X = np.asarray(X, dtype=np.float64)
+                yield X, y if convert is None else convert(y)
+
+        def routed(sample: Any) -> Any:  # what the host path signs: the rows it routes
+            X = source.as_read(sample)
+            return X if scaler is None else scaler.transform(X)
+
+        signed = watch_key_use(job.key, stored(), rows=routed)
+        items = ((X, mechanism_labels(y, host=True)) for X, y in signed)
+        head = next(items, None)
+        state = aggregator.init()
+        if head is None:
+            return state
+        device_round = ResidentRound.of(r, job.key, rows, head[1][:1])
+
+        def work(X: Any, y: Any, first: int) -> Any:
+            stats = device_round.sums(X, y, first)
+            if stats is not None:
+                return cast(FoldsSummaries[Any], aggregator).from_summary(int(X.shape[0]), stats)
+            # a suspect piece: scaled and routed on the host, exactly, in the round's pieces
+            Xs = routed(X)
+            part = aggregator.init()
+            for start in range(0, int(X.shape[0]), r.chunk_size):
+                end = start + r.chunk_size
+                piece = piece_summary(job, Xs[start:end], y[start:end], first + start)
+                part = aggregator.merge(part, piece)
+            return part
+
+        for part in map_chunks(work, itertools.chain([head], items)):
             state = aggregator.merge(state, part)
         return state
 

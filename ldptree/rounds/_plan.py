@@ -74,6 +74,12 @@ class Round:
     def n_cells(self) -> int:
         return self.partition.n_leaves
 
+    @property
+    def every_holder(self) -> bool:
+        """Whether the round's holders are every row of its source, in order."""
+        h = self.holders
+        return h is None or (h.split.n_parts == 1 and not h.complement)
+
     def bind(self) -> Aggregator[Any]:
         """The round's aggregator, bound to its mechanism and number of cells."""
         return self.aggregator(self.mechanism, self.n_cells)
@@ -85,7 +91,7 @@ class Round:
         data before; a caller that shares one read among rounds watches each key itself."""
         scale, convert = self.scaler, self.labels
         chunks = source.chunks(self.chunk_size)
-        if self.holders is not None and (self.holders.split.n_parts > 1 or self.holders.complement):
+        if self.holders is not None and not self.every_holder:
             chunks = rebatch(self.holders.select(chunks), self.chunk_size)
         raw = (
             (X if scale is None else scale.transform(X), y if convert is None else convert(y))

@@ -65,9 +65,21 @@ class PrivateRows:
     _read: Callable[[int], Iterator[Chunk]]
     #: The check each chunk's labels passed (``None``: none): data checked alike reads alike.
     label_check: LabelCheck | None = None
+    #: ``stored(size)``: the chunks with float32 rows of a NumPy array left float32 (``None``:
+    #: the rows are only read as :meth:`chunks` gives them).
+    _stored: Callable[[int], Iterator[Chunk]] | None = None
 
-    def chunks(self, size: int) -> Iterator[Chunk]:
+    def chunks(self, size: int, *, stored: bool = False) -> Iterator[Chunk]:
+        """Consecutive chunks of at most ``size`` rows; rows as float64, or with ``stored``
+        float32 rows as they are stored (a device widens them itself: half the bytes to move;
+        other dtypes are still converted to float64)."""
+        if stored and self._stored is not None:
+            return self._stored(size)
         return self._read(size)
+
+    def as_read(self, X: Any) -> Any:
+        """Rows of a ``chunks(size, stored=True)`` chunk as :meth:`chunks` gives them."""
+        return X if self._stored is None else np.asarray(X, dtype=np.float64)
 
     @classmethod
     def of(cls, X: Any, y: Any = None) -> PrivateRows:
@@ -116,13 +128,15 @@ def _array_rows(X: np.ndarray[Any, Any], y: Any, check_labels: LabelCheck) -> Pr
         _release(Xc)
         _release(yc)
 
-    def read(size: int) -> Iterator[Chunk]:
+    def read(size: int, keep: tuple[Any, ...] = ()) -> Iterator[Chunk]:
         for Xc, yc in cut(X, y, size):
-            yield np.asarray(Xc, dtype=np.float64), check_labels(yc, "y", n=yc.shape[0])
+            rows = Xc if Xc.dtype in keep else np.asarray(Xc, dtype=np.float64)
+            yield rows, check_labels(yc, "y", n=yc.shape[0])
             _release(Xc)
             _release(yc)
 
-    return PrivateRows(n_features=d, n=n, read=read, label_check=check_labels)
+    stored = functools.partial(read, keep=(np.dtype(np.float32), np.dtype(np.float64)))
+    return PrivateRows(n_features=d, n=n, read=read, label_check=check_labels, stored=stored)
 
 
 #: Rows per step of the checking pass over an array.

@@ -1,0 +1,254 @@
+"""A round resident on the device: the holders' rows cross to the device as they are stored,
+and everything after that runs there.
+
+On the host path (:class:`~ldptree.rounds.Threads` on a CPU) each piece is converted to
+``float64``, scaled and routed on the host side of JAX, and the fused kernel sums the reports. On
+an accelerator that host work is what limits a round. Here a piece's rows (``float32`` rows stay
+``float32``: half the bytes) and converted labels are the only transfer, and two compiled programs
+run on the device, one after the other, without a copy back in between:
+
+1. **scale and route** (in 64-bit mode): ``(x - lo) / scale`` in ``float64``, the cell of every
+   row by the exact integer order-key walk of :meth:`~ldptree.partitions.Partition.key_walk`;
+2. **privatize and sum**: the mechanism's fused kernel
+   (:class:`~ldptree.protocols.FusedSummary`), block by block, on those cells.
+
+Only the summed statistics come back. The result is the host path's, bit for bit:
+
+* ``float64`` subtraction and division are correctly rounded on every backend XLA targets, so
+  ``(x - lo) / scale`` is NumPy's ``(x - lo) / scale`` -- except where a backend flushes
+  subnormal numbers to zero (XLA's CPU backend does). A subnormal value can only enter as a
+  stored row value, or arise as ``x - lo`` or the quotient; the first program checks all three
+  on the *bits* (integer comparisons flush nothing) and reports the piece as suspect. A suspect
+  piece is summed again on the host path, exactly. Real data almost never meets this (a
+  feature within ``2.2e-308`` of the public minimum); tests build such pieces on purpose.
+  A box (``lo``, ``scale``) with a subnormal number runs the whole round on the host.
+* Cells are compared as int64 order keys (exact); the kernel is the one the host path runs,
+  outside 64-bit mode, with the same key, holder indices and records.
+
+Pieces are larger than on the host (:func:`piece_rows`): the kernel's memory is bounded by its
+blocks, not by the piece. A piece is at most the mechanism's ``max_summary_rows`` holders (its
+int32 sums are exact up to there).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import attrs
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from ldptree._buckets import MIN_ROWS, bucket
+from ldptree._jax_cache import kernel
+from ldptree.mechanisms._kit import sum_blocks
+from ldptree.partitions._partition import order_key, walk_keys
+from ldptree.protocols import FusedSummary
+
+#: Holders per piece on an accelerator unless the executor says otherwise (a power of two),
+#: lowered for a device whose memory holds fewer (:func:`piece_rows`).
+DEVICE_PIECE_ROWS = 1 << 21
+#: Most rows one step of the fused kernel's loop privatizes (as on the host path).
+KERNEL_BLOCK = 1 << 13
+
+_F64_TINY_BITS = 0x0010_0000_0000_0000  # the smallest normal float64, as bits
+_F32_TINY_BITS = 0x0080_0000
+
+
+def on_accelerator(devices: list[Any]) -> bool:
+    """Whether any of ``devices`` is not a CPU: rounds then run resident by default."""
+    return any(getattr(d, "platform", "cpu") != "cpu" for d in devices)
+
+
+def piece_rows(r: Any, device: Any, requested: int | None) -> int:
+    """Holders per resident piece of round ``r``: ``requested`` if given, else
+    :data:`DEVICE_PIECE_ROWS`, halved while four pieces in flight (float64 rows, labels, cells)
+    would take more than a quarter of ``device``'s memory limit (when it reports one); rounded
+    up to a power of two and capped at the largest power of two within the mechanism's
+    ``max_summary_rows``."""
+    if requested is not None:
+        rows = bucket(requested, MIN_ROWS)
+    else:
+        rows = DEVICE_PIECE_ROWS
+        stats: Any = None
+        try:
+            stats = device.memory_stats()
+        except Exception:  # a backend without memory statistics may raise anything
+            stats = None
+        limit = int((stats or {}).get("bytes_limit", 0) or 0)
+        per_row = 8 * r.partition.n_features + 8
+        while limit and rows > MIN_ROWS and 16 * rows * per_row > limit:
+            rows //= 2
+    exact = int(cast(FusedSummary, r.mechanism).max_summary_rows)
+    return min(rows, 1 << (exact.bit_length() - 1))
+
+
+def _bits(x: jax.Array) -> jax.Array:
+    return jax.lax.bitcast_convert_type(x, jnp.int64 if x.dtype == jnp.float64 else jnp.int32)
+
+
+def _magnitude(bits: jax.Array) -> jax.Array:
+    return bits & jnp.asarray(np.iinfo(bits.dtype).max, bits.dtype)
+
+
+def scaled_exactly(
+    X: jax.Array, lo: jax.Array, scale: jax.Array, valid: jax.Array
+) -> tuple[jax.Array, jax.Array]:
+    """``((X - lo) / scale`` in float64, whether a valid row may differ from the IEEE result``)``
+    (module docstring): traced, under 64-bit mode; ``X`` float32 or float64, ``valid`` marks
+    the rows that are holders."""
+    tiny = _F64_TINY_BITS if X.dtype == jnp.float64 else _F32_TINY_BITS
+    stored = _magnitude(_bits(X))
+    x = X.astype(jnp.float64)
+    diff = x - lo
+    out = diff / scale
+    diff_mag, out_mag = _magnitude(_bits(diff)), _magnitude(_bits(out))
+    suspect = (
+        ((stored > 0) & (stored < tiny))  # a subnormal stored value
+        # x - lo subnormal or flushed to zero where x != lo (order keys: -0.0 equals +0.0)
+        | ((diff_mag < _F64_TINY_BITS) & (order_key(_bits(x)) != order_key(_bits(lo))))
+        | ((out_mag < _F64_TINY_BITS) & (diff_mag >= _F64_TINY_BITS))  # a subnormal quotient
+    )
+    return out, jnp.any(suspect & valid[:, None])
+
+
+@kernel
+def _resident_cells(
+    feature: jax.Array,
+    t_key: jax.Array,
+    left: jax.Array,
+    right: jax.Array,
+    leaf_id: jax.Array,
+    depth: jax.Array,
+    lo: jax.Array,
+    scale: jax.Array,
+    X: jax.Array,
+    n_valid: jax.Array,
+) -> tuple[jax.Array, jax.Array]:
+    valid = jnp.arange(X.shape[0]) < n_valid
+    scaled, suspect = scaled_exactly(X, lo, scale, valid)
+    cells = walk_keys(feature, t_key, left, right, leaf_id, depth, order_key(_bits(scaled)))
+    return cells.astype(jnp.int32), suspect
+
+
+@kernel(static_argnums=(0, 1))
+def _resident_sums(
+    summary_kernel: Callable[..., tuple[jax.Array, ...]],
+    spec: Any,
+    consts: Any,
+    key_data: jax.Array,
+    cells: jax.Array,
+    labels: jax.Array,
+    first_holder: jax.Array,
+    n_valid: jax.Array,
+) -> tuple[jax.Array, ...]:
+    rows = int(cells.shape[0])
+    block = min(rows & -rows, KERNEL_BLOCK)
+
+    def part(start: jax.Array) -> tuple[jax.Array, ...]:
+        c = jax.lax.dynamic_slice_in_dim(cells, start, block)
+        lab = jax.lax.dynamic_slice_in_dim(labels, start, block)
+        first = first_holder + start.astype(jnp.uint32)
+        return tuple(summary_kernel(spec, consts, key_data, c, lab, first, n_valid - start))
+
+    return sum_blocks(part, n_valid, block)
+
+
+@attrs.frozen(eq=False)
+class ResidentRound:
+    """One round's constants on the device side, fixed before its first piece: the fused
+    kernel's description and constants, the tree's walk and the box. :meth:`sums` gives a
+    piece's named statistics, or ``None`` for a suspect piece (module docstring)."""
+
+    mechanism: FusedSummary
+    n_cells: int
+    rows: int
+    spec: Any
+    consts: Any
+    key_data: Any
+    label_dtype: np.dtype[Any]
+    walk: tuple[Any, ...]
+    lo: np.ndarray[Any, Any]
+    scale: np.ndarray[Any, Any]
+
+    @staticmethod
+    def box(r: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """``(lo, scale)`` of round ``r``'s scaling as float64 (``0`` and ``1`` unscaled)."""
+        d = r.partition.n_features
+        if r.scaler is None:
+            return np.zeros(d), np.ones(d)
+        return (
+            np.asarray(r.scaler.lo, dtype=np.float64),
+            np.asarray(r.scaler.scale, dtype=np.float64),
+        )
+
+    @classmethod
+    def fits(cls, r: Any) -> bool:
+        """Whether round ``r`` (its mechanism has :class:`~ldptree.protocols.FusedSummary`) can
+        run resident: its box has no subnormal number and its mechanism's sums are exact for
+        pieces of at least :data:`~ldptree._buckets.MIN_ROWS` holders."""
+        if int(cast(FusedSummary, r.mechanism).max_summary_rows) < MIN_ROWS:
+            return False
+        box = np.concatenate(cls.box(r))
+        return not bool(np.any((box != 0) & (np.abs(box) < np.finfo(np.float64).tiny)))
+
+    @classmethod
+    def of(cls, r: Any, key: Any, rows: int, labels: Any) -> ResidentRound:
+        """The resident form of round ``r`` (:meth:`fits`) with pieces of at most ``rows``
+        holders (:func:`piece_rows`) and labels like ``labels`` (as the mechanism takes
+        them)."""
+        mechanism = cast(FusedSummary, r.mechanism)
+        lo, scale = cls.box(r)
+        probe = np.zeros(MIN_ROWS, dtype=np.int32)
+        spec, consts, args = mechanism.summary_inputs(
+            key, probe, np.zeros(MIN_ROWS, dtype=np.asarray(labels).dtype), r.n_cells, 0, MIN_ROWS
+        )
+        return cls(
+            mechanism=mechanism,
+            n_cells=r.n_cells,
+            rows=rows,
+            spec=spec,
+            consts=consts,
+            key_data=args[0],
+            label_dtype=np.asarray(args[2]).dtype,
+            walk=r.partition.key_walk(),
+            lo=lo,
+            scale=scale,
+        )
+
+    def sums(self, X: Any, labels: Any, first: int) -> Any | None:
+        """The named statistics of holders ``first, first + 1, ...`` with stored rows ``X``
+        (float32 or float64, unscaled) and labels as the mechanism takes them; ``None`` when
+        the piece is suspect."""
+        m = int(X.shape[0])
+        # a short piece after full ones is padded to their compiled length (the kernel's loop
+        # skips the padding's blocks); a lone short round gets its own power of two
+        rows = self.rows if first > 0 or m > self.rows // 2 else bucket(m, MIN_ROWS)
+        labels_dev = jax.device_put(_padded(np.asarray(labels, dtype=self.label_dtype), rows))
+        n_valid = np.int32(m)
+        with jax.enable_x64(True):  # this thread only: float64 rows, int64 order keys
+            # (outside 64-bit mode a transfer would round float64 rows to float32)
+            X_dev = jax.device_put(_padded(np.asarray(X), rows))
+            cells, suspect = _resident_cells(*self.walk, self.lo, self.scale, X_dev, n_valid)
+        sums = _resident_sums(
+            self.mechanism.summary_kernel,
+            self.spec,
+            self.consts,
+            self.key_data,
+            cells,
+            labels_dev,
+            np.uint32(first),
+            n_valid,
+        )
+        if bool(suspect):
+            return None
+        return self.mechanism.summary_stats(self.spec, sums, self.n_cells)
+
+
+def _padded(a: np.ndarray[Any, Any], rows: int) -> np.ndarray[Any, Any]:
+    if a.shape[0] == rows:
+        return a
+    out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
+    out[: a.shape[0]] = a
+    return out
