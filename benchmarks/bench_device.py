@@ -17,7 +17,8 @@ that in the test suite, at toy sizes):
   ``--pieces`` (holders per resident piece; ``auto`` is the executor's choice) and LPCT (the
   papers' mechanism, epsilon 2, depth 8) at ``--lpct-sizes``; memory-mapped float32 rows
   (``X ~ U[0,1]^4``); the first fit and the best of ``--warm`` more, wall and CPU seconds, and
-  the process's peak resident memory (``VmHWM``).
+  the process's peak resident memory (``VmHWM``). ``--block`` sweeps the kernel's rows per step
+  on an accelerator.
 
     python benchmarks/bench_device.py                  # the full run (minutes on one GPU)
     python benchmarks/bench_device.py --only equal     # the bitwise check alone
@@ -45,7 +46,10 @@ from ldptree import LPCTClassifier, LPDTRegressor
 from ldptree.rounds import Threads
 
 kind, folder, n, depth = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
-pieces, warm, n_public = sys.argv[5], int(sys.argv[6]), int(sys.argv[7])
+pieces, warm, n_public, block = sys.argv[5], int(sys.argv[6]), int(sys.argv[7]), sys.argv[8]
+if block != "auto":  # the sweep: the accelerator's entry of the table the executor reads
+    from ldptree.rounds import _resident
+    _resident.KERNEL_BLOCK["accelerator"] = int(block)
 X = np.load(f"{folder}/X.npy", mmap_mode="r")[:n]
 rng = np.random.default_rng(1)
 Xq = rng.uniform(size=(n_public, X.shape[1]))
@@ -127,7 +131,7 @@ def equal(n: int) -> bool:
     return ok
 
 
-def parts(rows: int, folder: Path) -> None:
+def parts(rows: int, blocks: list[int], folder: Path) -> None:
     """One resident piece's programs timed apart, and the word rates (module docstring)."""
     import jax
 
@@ -143,7 +147,7 @@ def parts(rows: int, folder: Path) -> None:
     pending = est._start_fit(X, y, X_public=Xq, y_public=yq)
     r = pending.round
     labels = np.asarray(y, dtype=np.float32)
-    piece = resident.ResidentRound.of(r, r.key, rows, labels[:1])
+    piece = resident.ResidentRound.of(r, r.key, rows, labels[:1])  # blocks: swept below
     host_X = np.ascontiguousarray(X)
 
     def median(fn: Any) -> float:
@@ -162,23 +166,27 @@ def parts(rows: int, folder: Path) -> None:
         t_route = median(lambda: resident._resident_cells(*args))
         cells, _ = resident._resident_cells(*args)
     labels_dev = jax.device_put(labels)
-    kernel_args = (piece.mechanism.summary_kernel, piece.spec, piece.consts, piece.key_data)
-
-    def kernel() -> Any:
-        return resident._resident_sums(
-            *kernel_args, cells, labels_dev, np.uint32(0), np.int32(rows)
-        )
-
-    t_kernel = median(kernel)
     t_words = median(lambda: jax.random.bits(jax.random.key(0), (1 << 28,), dtype=np.uint32))
     words = r.mechanism.words_per_holder(r.n_cells)
     device_rate = (1 << 28) / t_words
-    kernel_rate = rows * words / t_kernel
     print(f"parts rows={rows} cells={r.n_cells} W={words} device={jax.devices()[0]}")
-    print(f"parts transfer {t_put * 1e3:.2f} ms, scale+route {t_route * 1e3:.2f} ms, ", end="")
-    print(f"privatize+sum {t_kernel * 1e3:.2f} ms")
-    print(f"parts words/s: device threefry {device_rate:.3e}, kernel {kernel_rate:.3e} ", end="")
-    print(f"({kernel_rate / device_rate:.2f} of the device's rate)", flush=True)
+    print(f"parts transfer {t_put * 1e3:.2f} ms, scale+route {t_route * 1e3:.2f} ms")
+    print(f"parts device threefry {device_rate:.3e} words/s", flush=True)
+    for block in blocks:
+        kernel_args = (piece.mechanism.summary_kernel, piece.spec, min(block, rows))
+
+        def kernel(a: Any = kernel_args) -> Any:
+            return resident._resident_sums(
+                *a, piece.consts, piece.key_data, cells, labels_dev, np.uint32(0), np.int32(rows)
+            )
+
+        t_kernel = median(kernel)
+        kernel_rate = rows * words / t_kernel
+        print(
+            f"parts block={block} privatize+sum {t_kernel * 1e3:.2f} ms, {kernel_rate:.3e} "
+            f"words/s ({kernel_rate / device_rate:.2f} of the device's rate)",
+            flush=True,
+        )
 
 
 def write_data(folder: Path, n: int, d: int = 4, chunk: int = 1 << 22) -> None:
@@ -200,16 +208,16 @@ def write_data(folder: Path, n: int, d: int = 4, chunk: int = 1 << 22) -> None:
 
 def speed(args: argparse.Namespace, folder: Path) -> None:
     """Whole fits in fresh processes (module docstring); one line each."""
-    runs = [("lpdt", n, p) for n in args.sizes for p in args.pieces]
-    runs += [("lpct", n, "auto") for n in args.lpct_sizes]
-    for kind, n, p in runs:
+    runs = [("lpdt", n, p, b) for n in args.sizes for p in args.pieces for b in args.block]
+    runs += [("lpct", n, "auto", "auto") for n in args.lpct_sizes]
+    for kind, n, p, b in runs:
         out = run_json_child(
-            ROOT, CHILD, kind, folder, n, args.depth, p, args.warm, args.public, cache="off"
+            ROOT, CHILD, kind, folder, n, args.depth, p, args.warm, args.public, b, cache="off"
         )
         warm = out["warm_wall"]
         rate = "-" if warm is None else f"{n * out['words'] / warm:.3e}"
         print(
-            f"speed {kind} n={n:.0e} pieces={p} leaves={out['leaves']} "
+            f"speed {kind} n={n:.0e} pieces={p} block={b} leaves={out['leaves']} "
             f"first {out['first_wall']:.2f} s (CPU {out['first_cpu']:.2f}) "
             f"warm {warm if warm is None else round(warm, 3)} s "
             f"(CPU {out['warm_cpu'] if warm is None else round(out['warm_cpu'], 2)}) "
@@ -229,7 +237,19 @@ def main() -> None:
     )
     parser.add_argument("--pieces", type=lambda s: s.split(","), default=["auto"])
     parser.add_argument(
-        "--lpct-sizes", type=lambda s: [size(v) for v in s.split(",")], default=[10**7]
+        "--lpct-sizes", type=lambda s: [size(v) for v in s.split(",") if v], default=[10**7]
+    )
+    parser.add_argument(
+        "--blocks",
+        type=lambda s: [size(v) for v in s.split(",")],
+        default=[1 << 13, 1 << 15, 1 << 17, 1 << 19],
+        help="rows per step of the kernel's loop, timed in the parts run",
+    )
+    parser.add_argument(
+        "--block",
+        type=lambda s: s.split(","),
+        default=["auto"],
+        help="rows per kernel step of the speed runs on an accelerator (auto: the default)",
     )
     parser.add_argument("--depth", type=int, default=8)
     parser.add_argument("--public", type=int, default=20_000)
@@ -239,6 +259,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.equal_n, args.part_rows, args.sizes, args.lpct_sizes = 3000, 4096, [5000], [3000]
+        args.blocks = [1024, 4096]
         args.pieces, args.depth, args.public, args.warm = ["2048"], 3, 300, 1
     unknown = set(args.only) - set(PARTS)
     if unknown:
@@ -248,13 +269,13 @@ def main() -> None:
         ok = equal(args.equal_n)
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp:
         folder = Path(tmp)
-        need = max([*args.sizes, *args.lpct_sizes, args.part_rows])
+        need = max([*args.sizes, *args.lpct_sizes, args.part_rows if "parts" in args.only else 0])
         if {"parts", "speed"} & set(args.only):
             t = time.perf_counter()
             write_data(folder, need)
             print(f"data: {need:.0e} rows written in {time.perf_counter() - t:.1f} s", flush=True)
         if "parts" in args.only:
-            parts(args.part_rows, folder)
+            parts(args.part_rows, args.blocks, folder)
         if "speed" in args.only:
             speed(args, folder)
     if not ok:

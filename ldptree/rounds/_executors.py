@@ -48,7 +48,7 @@ from ldptree.rounds._chunks import ROUTING_ROWS, Piece, mark_last, numbered, pad
 from ldptree.rounds._holders import field_names, holder_sums, mechanism_labels, record_fields
 from ldptree.rounds._plan import Round
 from ldptree.rounds._reports import Reports
-from ldptree.rounds._resident import ResidentRound, on_accelerator, piece_rows
+from ldptree.rounds._resident import ResidentRound, kernel_block, on_accelerator, piece_rows
 from ldptree.rounds._rows import PrivateRows
 
 Result = TypeVar("Result")
@@ -219,7 +219,8 @@ class Threads(Serial):
         """One round's state with its pieces resident on the device (module docstring of
         :mod:`ldptree.rounds._resident`); a suspect piece is summed again on the host path."""
         r, aggregator = job.round, job.aggregator
-        rows = piece_rows(r, round_devices()[0], self.piece_rows)
+        device = round_devices()[0]
+        rows = piece_rows(r, device, self.piece_rows)
         scaler, convert = r.scaler, r.labels
 
         def stored() -> Iterator[Piece]:
@@ -241,7 +242,7 @@ class Threads(Serial):
         state = aggregator.init()
         if head is None:
             return state
-        device_round = ResidentRound.of(r, job.key, rows, head[1][:1])
+        device_round = ResidentRound.of(r, job.key, rows, head[1][:1], block=kernel_block(device))
 
         def work(X: Any, y: Any, first: int) -> Any:
             stats = device_round.sums(X, y, first)

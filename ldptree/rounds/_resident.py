@@ -49,8 +49,9 @@ from ldptree.protocols import FusedSummary
 #: Holders per piece on an accelerator unless the executor says otherwise (a power of two),
 #: lowered for a device whose memory holds fewer (:func:`piece_rows`).
 DEVICE_PIECE_ROWS = 1 << 21
-#: Most rows one step of the fused kernel's loop privatizes (as on the host path).
-KERNEL_BLOCK = 1 << 13
+#: Most rows one step of the fused kernel's loop privatizes, on a CPU (as on the host path: a
+#: block's intermediates stay in cache) and on an accelerator (a step must fill the device).
+KERNEL_BLOCK = {"cpu": 1 << 13, "accelerator": 1 << 17}
 
 _F64_TINY_BITS = 0x0010_0000_0000_0000  # the smallest normal float64, as bits
 _F32_TINY_BITS = 0x0080_0000
@@ -59,6 +60,11 @@ _F32_TINY_BITS = 0x0080_0000
 def on_accelerator(devices: list[Any]) -> bool:
     """Whether any of ``devices`` is not a CPU: rounds then run resident by default."""
     return any(getattr(d, "platform", "cpu") != "cpu" for d in devices)
+
+
+def kernel_block(device: Any) -> int:
+    """Most rows per step of the resident kernel's loop on ``device`` (:data:`KERNEL_BLOCK`)."""
+    return KERNEL_BLOCK["accelerator" if on_accelerator([device]) else "cpu"]
 
 
 def piece_rows(r: Any, device: Any, requested: int | None) -> int:
@@ -132,10 +138,11 @@ def _resident_cells(
     return cells.astype(jnp.int32), suspect
 
 
-@kernel(static_argnums=(0, 1))
+@kernel(static_argnums=(0, 1, 2))
 def _resident_sums(
     summary_kernel: Callable[..., tuple[jax.Array, ...]],
     spec: Any,
+    most: int,
     consts: Any,
     key_data: jax.Array,
     cells: jax.Array,
@@ -144,7 +151,7 @@ def _resident_sums(
     n_valid: jax.Array,
 ) -> tuple[jax.Array, ...]:
     rows = int(cells.shape[0])
-    block = min(rows & -rows, KERNEL_BLOCK)
+    block = min(rows & -rows, most)  # exact int32 sums per block: any block gives the same bits
 
     def part(start: jax.Array) -> tuple[jax.Array, ...]:
         c = jax.lax.dynamic_slice_in_dim(cells, start, block)
@@ -171,6 +178,8 @@ class ResidentRound:
     walk: tuple[Any, ...]
     lo: np.ndarray[Any, Any]
     scale: np.ndarray[Any, Any]
+    #: Most rows per step of the kernel's loop (:data:`KERNEL_BLOCK` of the device's kind).
+    block: int = KERNEL_BLOCK["cpu"]
 
     @staticmethod
     def box(r: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
@@ -194,10 +203,12 @@ class ResidentRound:
         return not bool(np.any((box != 0) & (np.abs(box) < np.finfo(np.float64).tiny)))
 
     @classmethod
-    def of(cls, r: Any, key: Any, rows: int, labels: Any) -> ResidentRound:
+    def of(
+        cls, r: Any, key: Any, rows: int, labels: Any, *, block: int = KERNEL_BLOCK["cpu"]
+    ) -> ResidentRound:
         """The resident form of round ``r`` (:meth:`fits`) with pieces of at most ``rows``
-        holders (:func:`piece_rows`) and labels like ``labels`` (as the mechanism takes
-        them)."""
+        holders (:func:`piece_rows`), labels like ``labels`` (as the mechanism takes them) and
+        at most ``block`` rows per step of the kernel's loop (:func:`kernel_block`)."""
         mechanism = cast(FusedSummary, r.mechanism)
         lo, scale = cls.box(r)
         probe = np.zeros(MIN_ROWS, dtype=np.int32)
@@ -215,6 +226,7 @@ class ResidentRound:
             walk=r.partition.key_walk(),
             lo=lo,
             scale=scale,
+            block=block,
         )
 
     def sums(self, X: Any, labels: Any, first: int) -> Any | None:
@@ -234,6 +246,7 @@ class ResidentRound:
         sums = _resident_sums(
             self.mechanism.summary_kernel,
             self.spec,
+            self.block,
             self.consts,
             self.key_data,
             cells,
