@@ -49,7 +49,7 @@ from ldptree.rounds._holders import field_names, holder_sums, mechanism_labels, 
 from ldptree.rounds._plan import Round
 from ldptree.rounds._reports import Reports
 from ldptree.rounds._resident import ResidentRound, kernel_block, on_accelerator, piece_rows
-from ldptree.rounds._rows import PrivateRows
+from ldptree.rounds._rows import PrivateRows, release_pages
 
 Result = TypeVar("Result")
 #: ``work(X_piece, y_piece, first_holder)``: one piece's summary.
@@ -246,6 +246,9 @@ class Threads(Serial):
 
         def work(X: Any, y: Any, first: int) -> Any:
             stats = device_round.sums(X, y, first)
+            # the reader dropped a memory map's pages when it moved on, before this transfer
+            # read them back in: drop them again once the rows are on the device
+            release_pages(X)
             if stats is not None:
                 return cast(FoldsSummaries[Any], aggregator).from_summary(int(X.shape[0]), stats)
             # a suspect piece: scaled and routed on the host, exactly, in the round's pieces

@@ -47,10 +47,16 @@ from ldptree.partitions._partition import order_key, walk_keys
 from ldptree.protocols import FusedSummary
 
 #: Holders per piece on an accelerator unless the executor says otherwise (a power of two),
-#: lowered for a device whose memory holds fewer (:func:`piece_rows`).
-DEVICE_PIECE_ROWS = 1 << 21
+#: lowered for a device whose memory holds fewer (:func:`piece_rows`). Measured on one H200 at
+#: 10^8 holders (depth 8): 2^20 rows per piece beat 2^21 and 2^22 (two pieces in flight overlap
+#: the host's reading with the device's work; larger pieces fill and drain that pipeline slower).
+DEVICE_PIECE_ROWS = 1 << 20
 #: Most rows one step of the fused kernel's loop privatizes, on a CPU (as on the host path: a
-#: block's intermediates stay in cache) and on an accelerator (a step must fill the device).
+#: block's intermediates stay in cache) and on an accelerator, where a step must fill the device:
+#: on one H200 a piece of 2^21 holders over 256 cells took 68.8 ms in steps of 2^13 rows, 5.7 ms
+#: in steps of 2^17 and 3.3 ms in steps of 2^19 (``benchmarks/bench_device.py``); whole fits
+#: at 10^8 holders were within noise of each other from 2^17 on, and 2^17 keeps a step's
+#: ``rows x cells`` intermediates at 128 MiB.
 KERNEL_BLOCK = {"cpu": 1 << 13, "accelerator": 1 << 17}
 
 _F64_TINY_BITS = 0x0010_0000_0000_0000  # the smallest normal float64, as bits

@@ -125,15 +125,15 @@ def _array_rows(X: np.ndarray[Any, Any], y: Any, check_labels: LabelCheck) -> Pr
     for Xc, yc in cut(X, y, _CHECK_ROWS):
         _finite(Xc)
         check_labels(yc, "y", n=yc.shape[0])
-        _release(Xc)
-        _release(yc)
+        release_pages(Xc)
+        release_pages(yc)
 
     def read(size: int, keep: tuple[Any, ...] = ()) -> Iterator[Chunk]:
         for Xc, yc in cut(X, y, size):
             rows = Xc if Xc.dtype in keep else np.asarray(Xc, dtype=np.float64)
             yield rows, check_labels(yc, "y", n=yc.shape[0])
-            _release(Xc)
-            _release(yc)
+            release_pages(Xc)
+            release_pages(yc)
 
     stored = functools.partial(read, keep=(np.dtype(np.float32), np.dtype(np.float64)))
     return PrivateRows(n_features=d, n=n, read=read, label_check=check_labels, stored=stored)
@@ -195,7 +195,7 @@ def _check_pair(item: Any, i: int, d: int | None, check_labels: LabelCheck) -> C
     return Xc, check_labels(item[1], f"y chunk {i}", n=Xc.shape[0])
 
 
-def _release(chunk: np.ndarray[Any, Any]) -> None:
+def release_pages(chunk: np.ndarray[Any, Any]) -> None:
     """Drop the resident pages of a chunk read from a read-only memory map (no-op otherwise).
 
     ``MADV_DONTNEED`` on a read-only shared mapping only unmaps the pages from this process; the
