@@ -15,10 +15,10 @@ from ldptree._validation import check_vector
 from ldptree.datasets import lpdt_uniform
 from ldptree.rounds._rows import (
     _memory_map,
-    _release,
     is_chunk_stream,
     is_memory_mapped,
     private_rows,
+    release_pages,
 )
 
 
@@ -176,5 +176,5 @@ def test_pages_are_released_only_for_read_only_memory_maps(tmp_path: Path) -> No
     assert _memory_map(np.load(path, mmap_mode="c")) is None
     assert _memory_map(np.ones(3)) is None
     assert is_memory_mapped(np.asarray(read_only)) and not is_memory_mapped(np.ones(3))
-    _release(read_only[100:3000])
+    release_pages(read_only[100:3000])
     np.testing.assert_array_equal(read_only, 1.0)  # the data read again are unchanged
