@@ -16,6 +16,7 @@ from ldptree.accounting import KeyReuseWarning
 from ldptree.rounds import Threads, run
 from ldptree.rounds import _resident as resident
 from ldptree.rounds._resident import DEVICE_PIECE_ROWS, ResidentRound, piece_rows
+from ldptree.rounds._rows import is_memory_mapped
 
 # the tests fit one configuration on several data sets (the watch's own test turns it back on)
 pytestmark = pytest.mark.filterwarnings("ignore::ldptree.accounting.KeyReuseWarning")
@@ -188,3 +189,29 @@ def test_piece_rows_follow_the_device_memory_and_the_exact_sums() -> None:
     assert piece_rows(r, _Device(None), 1000) == 1024  # a power of two
     exact = r.mechanism.max_summary_rows
     assert piece_rows(r, _Device(None), 1 << 40) <= exact
+
+
+def test_a_memory_map_s_pages_are_dropped_after_each_transfer(
+    tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the reader drops a chunk's pages when it moves on, but a resident piece is transferred
+    # later, which reads them back in: the executor drops them again after the transfer
+    from ldptree.rounds import _executors
+
+    X, y, Xq, yq = _data(3000, np.float32, seed=8)
+    np.save(tmp_path / "X.npy", X)
+    mapped = np.load(tmp_path / "X.npy", mmap_mode="r")
+    dropped: list[int] = []
+    release = _executors.release_pages
+
+    def spy(chunk: Any) -> None:
+        if is_memory_mapped(chunk):
+            dropped.append(int(chunk.shape[0]))
+        release(chunk)
+
+    monkeypatch.setattr(_executors, "release_pages", spy)
+    est = LPDTRegressor(max_depth=3, random_state=0)
+    host = _state(est, X, y, Xq, yq, Threads(resident=False))
+    device = _state(est, mapped, y, Xq, yq, Threads(resident=True, piece_rows=1024))
+    _assert_same(host, device)
+    assert dropped == [1024, 1024, 952]
