@@ -124,9 +124,9 @@ class BaseEstimator(_SkBaseEstimator):
         Returns ``y``, a column vector ``(n, 1)`` flattened with a ``DataConversionWarning``.
 
         Private data read chunk by chunk are not read here: for a memory-mapped ``X`` only its
-        shape is checked here (its values are checked chunk by chunk before the round), and an
-        iterable of ``(X_chunk, y_chunk)`` pairs (``y=None``) is left to the round entirely
-        (:mod:`ldptree.rounds._rows`); ``fit`` records ``n_features_in_`` then."""
+        shape is checked here (the round checks its values chunk by chunk as it reads them),
+        and an iterable of ``(X_chunk, y_chunk)`` pairs (``y=None``) is left to the round
+        entirely (:mod:`ldptree.rounds._rows`); ``fit`` records ``n_features_in_`` then."""
         if is_chunk_stream(X, y):
             warn_if_private_preprocessing(self)
             if hasattr(self, "feature_names_in_"):

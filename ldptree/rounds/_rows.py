@@ -7,17 +7,18 @@ is validated and converted to ``float64`` one chunk at a time, and peak memory i
 
 * array-likes that are not NumPy arrays (lists, ...): converted and checked at once, as before;
 * NumPy arrays, including memory-mapped ones (``np.memmap``, ``np.load(path, mmap_mode="r")``):
-  never copied as a whole; one pass checks them chunk by chunk (finite, labels valid) before the
-  round, which then converts each chunk ``X[s:s + chunk_size]`` to ``float64`` as it reads it. The
-  resident pages of a read-only memory map are handed back to the kernel after each chunk (they
-  stay in the page cache), so resident memory stays at one chunk;
+  never copied as a whole; the labels are checked before the round, and the round checks each
+  chunk ``X[s:s + chunk_size]`` (finite, labels valid) and converts it to ``float64`` as it reads
+  it. The resident pages of a read-only memory
+  map are handed back to the kernel after each chunk (they stay in the page cache), so resident
+  memory stays at one chunk;
 * an iterable of ``(X_chunk, y_chunk)`` pairs passed as ``X`` with ``y=None`` (a generator over
   files, a database cursor, ...): holder indices are assigned in the order the rows arrive, so
   the fit equals the in-memory fit on the concatenation of the chunks, bit for bit. It is read
   once; a chunk that fails a check stops the fit with the error (nothing is released).
 
-A check that fails in a later chunk of an iterable raises during the private round; the estimator
-then publishes nothing, so no report leaves the process.
+A check that fails in a later chunk raises during the private round; the estimator then publishes
+nothing, so no report leaves the process.
 """
 
 from __future__ import annotations
@@ -121,17 +122,20 @@ def _array_rows(X: np.ndarray[Any, Any], y: Any, check_labels: LabelCheck) -> Pr
     if n == 0 or d == 0:
         check_matrix(X, "X")  # empty: raises
     y = check_column(y, "y", n=n) if isinstance(y, np.ndarray) else check_labels(y, "y", n=n)
-    # one checking pass before any row is used, so bad values fail before the round starts
-    for Xc, yc in cut(X, y, _CHECK_ROWS):
-        _finite(Xc)
-        check_labels(yc, "y", n=yc.shape[0])
-        release_pages(Xc)
-        release_pages(yc)
+    # the labels (n numbers, not n * d) are checked before the round, so that a bad label is
+    # reported before the estimator's own checks of its configuration
+    for start in range(0, n, _CHECK_ROWS):
+        check_labels(y[start : start + _CHECK_ROWS], "y", n=min(_CHECK_ROWS, n - start))
+        release_pages(y[start : start + _CHECK_ROWS])
 
     def read(size: int, keep: tuple[Any, ...] = ()) -> Iterator[Chunk]:
+        # each chunk's values are checked as the round reads it (one pass over the data, not
+        # a checking pass and a reading pass); a bad chunk stops the round, which then
+        # publishes nothing
         for Xc, yc in cut(X, y, size):
-            rows = Xc if Xc.dtype in keep else np.asarray(Xc, dtype=np.float64)
-            yield rows, check_labels(yc, "y", n=yc.shape[0])
+            _finite(Xc)
+            labels = check_labels(yc, "y", n=yc.shape[0])
+            yield (Xc if Xc.dtype in keep else np.asarray(Xc, dtype=np.float64)), labels
             release_pages(Xc)
             release_pages(yc)
 
@@ -139,7 +143,7 @@ def _array_rows(X: np.ndarray[Any, Any], y: Any, check_labels: LabelCheck) -> Pr
     return PrivateRows(n_features=d, n=n, read=read, label_check=check_labels, stored=stored)
 
 
-#: Rows per step of the checking pass over an array.
+#: Labels per step of the checking pass over them.
 _CHECK_ROWS = 1 << 16
 
 
