@@ -260,7 +260,10 @@ class Threads(Serial):
                 part = aggregator.merge(part, piece)
             return part
 
-        for part in map_chunks(work, itertools.chain([head], items)):
+        def prepare(X: Any, y: Any, first: int) -> None:
+            device_round.prepare(device_round.padded(int(X.shape[0]), first))
+
+        for part in map_chunks(work, itertools.chain([head], items), prepare=prepare):
             state = aggregator.merge(state, part)
         return state
 

@@ -235,14 +235,36 @@ class ResidentRound:
             block=block,
         )
 
+    def padded(self, m: int, first: int) -> int:
+        """The compiled length of a piece of ``m`` holders from holder ``first`` on: a short
+        piece after full ones is padded to their length (the kernel's loop skips the padding's
+        blocks); a lone short round gets its own power of two."""
+        return self.rows if first > 0 or m > self.rows // 2 else bucket(m, MIN_ROWS)
+
+    def prepare(self, rows: int) -> None:
+        """Compile (or load) the privatize-and-sum program for pieces of ``rows`` (padded)
+        holders without running it or reading a record: a round's first piece compiles it
+        beside its scale-and-route program."""
+        cells = jax.device_put(np.zeros(rows, dtype=np.int32))
+        labels = jax.device_put(np.zeros(rows, dtype=self.label_dtype))
+        _resident_sums.prepare(
+            self.mechanism.summary_kernel,
+            self.spec,
+            self.block,
+            self.consts,
+            self.key_data,
+            cells,
+            labels,
+            np.uint32(0),
+            np.int32(0),
+        )
+
     def sums(self, X: Any, labels: Any, first: int) -> Any | None:
         """The named statistics of holders ``first, first + 1, ...`` with stored rows ``X``
         (float32 or float64, unscaled) and labels as the mechanism takes them; ``None`` when
         the piece is suspect."""
         m = int(X.shape[0])
-        # a short piece after full ones is padded to their compiled length (the kernel's loop
-        # skips the padding's blocks); a lone short round gets its own power of two
-        rows = self.rows if first > 0 or m > self.rows // 2 else bucket(m, MIN_ROWS)
+        rows = self.padded(m, first)
         labels_dev = jax.device_put(_padded(np.asarray(labels, dtype=self.label_dtype), rows))
         n_valid = np.int32(m)
         with jax.enable_x64(True):  # this thread only: float64 rows, int64 order keys

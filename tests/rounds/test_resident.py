@@ -215,3 +215,21 @@ def test_a_memory_map_s_pages_are_dropped_after_each_transfer(
     device = _state(est, mapped, y, Xq, yq, Threads(resident=True, piece_rows=1024))
     _assert_same(host, device)
     assert dropped == [1024, 1024, 952]
+
+
+def test_a_prepared_kernel_is_not_compiled_again(caplog: pytest.LogCaptureFixture) -> None:
+    # the round prepares the privatize-and-sum program on its first piece, beside the piece's
+    # scaling and routing: the piece's own call must find it compiled
+    X, y, Xq, yq = _data(700, np.float32, seed=9)
+    r = LPDTRegressor(max_depth=2, random_state=0).plan(Xq, yq, n_holders=700).round
+    labels = np.asarray(y, dtype=np.float32)
+    device_round = ResidentRound.of(r, r.key, 1 << 12, labels[:1])
+    rows = device_round.padded(700, 0)
+    assert rows == 1024
+    with jax.log_compiles(True), caplog.at_level("DEBUG", logger="jax"):
+        device_round.prepare(rows)
+        caplog.clear()
+        stats = device_round.sums(X, labels, 0)
+        compiled = [m.getMessage() for m in caplog.records if "Compiling" in m.getMessage()]
+    assert stats is not None
+    assert not [m for m in compiled if "_resident_sums" in m], compiled
