@@ -214,7 +214,7 @@ def test_a_memory_map_s_pages_are_dropped_after_each_transfer(
     host = _state(est, X, y, Xq, yq, Threads(resident=False))
     device = _state(est, mapped, y, Xq, yq, Threads(resident=True, piece_rows=1024))
     _assert_same(host, device)
-    assert dropped == [1024, 1024, 952]
+    assert sorted(dropped) == [952, 1024, 1024]  # one per piece (worker threads: any order)
 
 
 def test_a_prepared_kernel_is_not_compiled_again(caplog: pytest.LogCaptureFixture) -> None:
