@@ -7,6 +7,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import attrs
 import jax
 import numpy as np
 import pytest
@@ -233,3 +234,26 @@ def test_a_prepared_kernel_is_not_compiled_again(caplog: pytest.LogCaptureFixtur
         compiled = [m.getMessage() for m in caplog.records if "Compiling" in m.getMessage()]
     assert stats is not None
     assert not [m for m in compiled if "_resident_sums" in m], compiled
+
+
+class _Accelerator:
+    platform = "gpu"
+
+
+def test_rounds_run_resident_by_default_on_accelerators_only(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ldptree.rounds import _executors
+    from ldptree.rounds._executors import Job
+
+    _, _, Xq, yq = _data(100, np.float64)
+    r = LPDTRegressor(max_depth=3, random_state=0).plan(Xq, yq, n_holders=100).round
+    job = Job.of(r)
+    assert not Threads().runs_resident(job)  # this machine's CPU: the host path
+    assert Threads(resident=True).runs_resident(job)
+    monkeypatch.setattr(_executors, "round_devices", lambda: [_Accelerator()])
+    assert Threads().runs_resident(job)
+    assert not Threads(resident=False).runs_resident(job)
+    # a subnormal box keeps the round on the host whatever is asked
+    tiny = attrs.evolve(r, scaler=attrs.evolve(r.scaler, lo=np.full(3, 1e-310)))
+    assert not Threads(resident=True).runs_resident(Job.of(tiny))
