@@ -246,6 +246,13 @@ class FusedSummary(Protocol):
       batched with) returns the sums, and ``summary_stats(spec, sums, n_cells)`` names them.
       Releases whose kernel, ``spec`` and input shapes agree run in one call, each with its own
       key, records and constants: every release's statistics are its own, bit for bit.
+    * ``args`` is ``(key data, cells, labels, first_holder, n_valid)``: a round resident on a
+      device (:mod:`ldptree.rounds._resident`) calls ``summary_kernel`` inside its own compiled
+      loop on blocks of the records it routed there, passing the block's cells, labels, first
+      holder and ``n_valid`` (the holders from the block's first row on: any integer, below 0
+      or above the block's rows included) in those places. ``summary_kernel`` must therefore be
+      traceable, pure, and sum integer statistics exactly for up to ``max_summary_rows``
+      holders.
     """
 
     @property

@@ -9,9 +9,8 @@ is validated and converted to ``float64`` one chunk at a time, and peak memory i
 * NumPy arrays, including memory-mapped ones (``np.memmap``, ``np.load(path, mmap_mode="r")``):
   never copied as a whole; the labels are checked before the round, and the round checks each
   chunk ``X[s:s + chunk_size]`` (finite, labels valid) and converts it to ``float64`` as it reads
-  it. The resident pages of a read-only memory
-  map are handed back to the kernel after each chunk (they stay in the page cache), so resident
-  memory stays at one chunk;
+  it. The resident pages of a read-only memory map are handed back to the kernel after each
+  chunk (they stay in the page cache), so resident memory stays at one chunk;
 * an iterable of ``(X_chunk, y_chunk)`` pairs passed as ``X`` with ``y=None`` (a generator over
   files, a database cursor, ...): holder indices are assigned in the order the rows arrive, so
   the fit equals the in-memory fit on the concatenation of the chunks, bit for bit. It is read
