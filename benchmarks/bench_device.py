@@ -162,7 +162,7 @@ def parts(rows: int, blocks: list[int], folder: Path) -> None:
     with jax.enable_x64(True):
         X_dev = jax.device_put(host_X)
         t_put = median(lambda: jax.device_put(host_X))
-        args = (*piece.walk, piece.lo, piece.scale, X_dev, np.int32(rows))
+        args = (piece.walk, piece.lo, piece.scale, X_dev, np.int32(rows))
         t_route = median(lambda: resident._resident_cells(*args))
         cells, _ = resident._resident_cells(*args)
     labels_dev = jax.device_put(labels)

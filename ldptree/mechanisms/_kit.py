@@ -717,7 +717,9 @@ _SUMMARY_BLOCK = 1 << 13
 
 
 def blocked_sums(
-    spec: _Spec,
+    summary_kernel: Callable[..., tuple[jax.Array, ...]],
+    spec: Any,
+    most: int,
     consts: Any,
     key_data: jax.Array,
     cells: jax.Array,
@@ -725,43 +727,35 @@ def blocked_sums(
     first_holder: jax.Array,
     n_valid: jax.Array,
 ) -> tuple[jax.Array, ...]:
-    """:func:`fused_sums` block by block, in a loop over the blocks that hold holders only (the
-    sums are exact int32 sums, so blocking changes no bit): the traced body of
-    :meth:`KitMechanism.privatize_summarize`."""
+    """``summary_kernel`` (:func:`fused_sums` for a kit mechanism) block by block, at most
+    ``most`` rows per block, in a loop over the blocks that hold holders only (the sums are exact
+    integer sums, so blocking changes no bit; the loop traces the block once and starts from the
+    exact additive identity: ``-0.0`` for floats, so that ``-0.0 + x`` is ``x`` bit for bit,
+    signed zeros included, and ``0`` for integers). The traced body of
+    :meth:`KitMechanism.privatize_summarize` and of a round resident on a device."""
     rows = int(cells.shape[0])
-    block = min(rows & -rows, _SUMMARY_BLOCK)  # the largest power of two dividing rows, capped
+    block = min(rows & -rows, most)  # the largest power of two dividing rows, capped
 
     def part(start: jax.Array) -> tuple[jax.Array, ...]:
         # rows start .. start + block - 1: holders first_holder + start, ...
         c = jax.lax.dynamic_slice_in_dim(cells, start, block)
         lab = jax.lax.dynamic_slice_in_dim(labels, start, block)
         first = first_holder + start.astype(jnp.uint32)
-        return fused_sums(spec, consts, key_data, c, lab, first, n_valid - start)
-
-    return sum_blocks(part, n_valid, block)
-
-
-def sum_blocks(
-    part: Callable[[jax.Array], tuple[jax.Array, ...]], n_valid: jax.Array, block: int
-) -> tuple[jax.Array, ...]:
-    """``sum_b part(b * block)`` over the blocks ``b`` that hold some of the first ``n_valid``
-    rows (at least one), in a loop that traces ``part`` once (traced; the sums start from the
-    exact additive identity: ``-0.0`` for floats, so that ``-0.0 + x`` is ``x`` bit for bit,
-    signed zeros included, and ``0`` for integers)."""
+        return tuple(summary_kernel(spec, consts, key_data, c, lab, first, n_valid - start))
 
     def step(i: jax.Array, acc: tuple[jax.Array, ...]) -> tuple[jax.Array, ...]:
         return tuple(a + b for a, b in zip(acc, part(i * block), strict=True))
 
     shapes = jax.eval_shape(part, jnp.int32(0))
-    start = tuple(
+    zero = tuple(
         jnp.full(x.shape, -0.0 if jnp.issubdtype(x.dtype, jnp.floating) else 0, x.dtype)
         for x in shapes
     )
     blocks = jnp.maximum((n_valid + block - 1) // block, 1)
-    total: tuple[jax.Array, ...] = jax.lax.fori_loop(0, blocks, step, start)
+    total: tuple[jax.Array, ...] = jax.lax.fori_loop(0, blocks, step, zero)
     return total
 
 
 @kernel(static_argnums=(0,))
 def _privatize_summarize(spec: _Spec, consts: Any, *args: Any) -> tuple[jax.Array, ...]:
-    return blocked_sums(spec, consts, *args)
+    return blocked_sums(fused_sums, spec, _SUMMARY_BLOCK, consts, *args)

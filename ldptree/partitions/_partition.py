@@ -228,7 +228,7 @@ class Partition:
             padded = np.zeros((rows, d), dtype=np.float64)
             padded[:n] = X
         with jax.enable_x64(True):  # this thread only: 64-bit integers on the device
-            routed = _route_keys(*self.key_walk(), padded.view(np.int64))
+            routed = _route_keys(self.key_walk(), padded.view(np.int64))
         # slicing on the host and transferring back is cheaper than a device slice dispatch (and
         # a plain transfer, unlike jnp.asarray, runs no jitted program to trace in a new process)
         out: jax.Array = jax.device_put(np.asarray(routed)[:n])
@@ -471,31 +471,17 @@ def order_key(bits: Any) -> Any:
 
 
 @kernel
-def _route_keys(
-    feature: jax.Array,
-    t_key: jax.Array,
-    left: jax.Array,
-    right: jax.Array,
-    leaf_id: jax.Array,
-    depth: jax.Array,
-    bits: jax.Array,
-) -> jax.Array:
+def _route_keys(walk: tuple[jax.Array, ...], bits: jax.Array) -> jax.Array:
     # `_route` with the float64 comparison x < t done on int64 order keys (under 64-bit mode):
     # integer comparisons are exact where XLA's float comparisons flush subnormals to zero
-    return walk_keys(feature, t_key, left, right, leaf_id, depth, order_key(bits))
+    return walk_keys(walk, order_key(bits))
 
 
-def walk_keys(
-    feature: jax.Array,
-    t_key: jax.Array,
-    left: jax.Array,
-    right: jax.Array,
-    leaf_id: jax.Array,
-    depth: jax.Array,
-    x_key: jax.Array,
-) -> jax.Array:
+def walk_keys(walk: tuple[jax.Array, ...], x_key: jax.Array) -> jax.Array:
     """The cell of each row from its features' int64 order keys ``x_key[rows, d]`` (traced,
-    under 64-bit mode): ``depth`` gathers down the tree of :meth:`Partition.key_walk`."""
+    under 64-bit mode): ``depth`` gathers down the tree ``walk`` of
+    :meth:`Partition.key_walk`."""
+    feature, t_key, left, right, leaf_id, depth = walk
     node_ids = jnp.arange(feature.shape[0], dtype=jnp.int32)
     is_leaf = left < 0
     go_left = jnp.where(is_leaf, node_ids, left)

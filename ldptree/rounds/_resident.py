@@ -42,7 +42,7 @@ import numpy as np
 
 from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._jax_cache import kernel
-from ldptree.mechanisms._kit import sum_blocks
+from ldptree.mechanisms._kit import blocked_sums
 from ldptree.partitions._partition import order_key, walk_keys
 from ldptree.protocols import FusedSummary
 
@@ -127,45 +127,21 @@ def scaled_exactly(
 
 @kernel
 def _resident_cells(
-    feature: jax.Array,
-    t_key: jax.Array,
-    left: jax.Array,
-    right: jax.Array,
-    leaf_id: jax.Array,
-    depth: jax.Array,
-    lo: jax.Array,
-    scale: jax.Array,
-    X: jax.Array,
-    n_valid: jax.Array,
+    walk: tuple[jax.Array, ...], lo: jax.Array, scale: jax.Array, X: jax.Array, n_valid: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
+    # the scale-and-route program (under 64-bit mode): cells, and whether the piece is suspect
     valid = jnp.arange(X.shape[0]) < n_valid
     scaled, suspect = scaled_exactly(X, lo, scale, valid)
-    cells = walk_keys(feature, t_key, left, right, leaf_id, depth, order_key(_bits(scaled)))
+    cells = walk_keys(walk, order_key(_bits(scaled)))
     return cells.astype(jnp.int32), suspect
 
 
 @kernel(static_argnums=(0, 1, 2))
 def _resident_sums(
-    summary_kernel: Callable[..., tuple[jax.Array, ...]],
-    spec: Any,
-    most: int,
-    consts: Any,
-    key_data: jax.Array,
-    cells: jax.Array,
-    labels: jax.Array,
-    first_holder: jax.Array,
-    n_valid: jax.Array,
+    summary_kernel: Callable[..., tuple[jax.Array, ...]], spec: Any, most: int, *args: Any
 ) -> tuple[jax.Array, ...]:
-    rows = int(cells.shape[0])
-    block = min(rows & -rows, most)  # exact int32 sums per block: any block gives the same bits
-
-    def part(start: jax.Array) -> tuple[jax.Array, ...]:
-        c = jax.lax.dynamic_slice_in_dim(cells, start, block)
-        lab = jax.lax.dynamic_slice_in_dim(labels, start, block)
-        first = first_holder + start.astype(jnp.uint32)
-        return tuple(summary_kernel(spec, consts, key_data, c, lab, first, n_valid - start))
-
-    return sum_blocks(part, n_valid, block)
+    # the privatize-and-sum program: the kit's blocked loop around the mechanism's kernel
+    return blocked_sums(summary_kernel, spec, most, *args)
 
 
 @attrs.frozen(eq=False)
@@ -247,7 +223,10 @@ class ResidentRound:
         beside its scale-and-route program."""
         cells = jax.device_put(np.zeros(rows, dtype=np.int32))
         labels = jax.device_put(np.zeros(rows, dtype=self.label_dtype))
-        _resident_sums.prepare(
+        _resident_sums.prepare(*self._kernel_args(cells, labels, 0, 0))
+
+    def _kernel_args(self, cells: Any, labels: Any, first: int, n_valid: int) -> tuple[Any, ...]:
+        return (
             self.mechanism.summary_kernel,
             self.spec,
             self.block,
@@ -255,8 +234,8 @@ class ResidentRound:
             self.key_data,
             cells,
             labels,
-            np.uint32(0),
-            np.int32(0),
+            np.uint32(first),
+            np.int32(n_valid),
         )
 
     def sums(self, X: Any, labels: Any, first: int) -> Any | None:
@@ -270,18 +249,8 @@ class ResidentRound:
         with jax.enable_x64(True):  # this thread only: float64 rows, int64 order keys
             # (outside 64-bit mode a transfer would round float64 rows to float32)
             X_dev = jax.device_put(_padded(np.asarray(X), rows))
-            cells, suspect = _resident_cells(*self.walk, self.lo, self.scale, X_dev, n_valid)
-        sums = _resident_sums(
-            self.mechanism.summary_kernel,
-            self.spec,
-            self.block,
-            self.consts,
-            self.key_data,
-            cells,
-            labels_dev,
-            np.uint32(first),
-            n_valid,
-        )
+            cells, suspect = _resident_cells(self.walk, self.lo, self.scale, X_dev, n_valid)
+        sums = _resident_sums(*self._kernel_args(cells, labels_dev, first, m))
         if bool(suspect):
             return None
         return self.mechanism.summary_stats(self.spec, sums, self.n_cells)
