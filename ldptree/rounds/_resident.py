@@ -107,9 +107,9 @@ def _magnitude(bits: jax.Array) -> jax.Array:
 def scaled_exactly(
     X: jax.Array, lo: jax.Array, scale: jax.Array, valid: jax.Array
 ) -> tuple[jax.Array, jax.Array]:
-    """``((X - lo) / scale`` in float64, whether a valid row may differ from the IEEE result``)``
-    (module docstring): traced, under 64-bit mode; ``X`` float32 or float64, ``valid`` marks
-    the rows that are holders."""
+    """``(scaled, suspect)``: ``(X - lo) / scale`` in float64, and whether a row that ``valid``
+    marks as a holder may differ from the IEEE result there (module docstring). Traced, under
+    64-bit mode; ``X`` float32 or float64."""
     tiny = _F64_TINY_BITS if X.dtype == jnp.float64 else _F32_TINY_BITS
     stored = _magnitude(_bits(X))
     x = X.astype(jnp.float64)
