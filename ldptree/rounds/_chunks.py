@@ -90,8 +90,12 @@ def mark_last(chunks: Iterable[Piece], size: int, padded_at: list[int]) -> Itera
 
 
 def pad_rows(a: Any, rows: int) -> np.ndarray[Any, Any]:
-    """``a`` (on the host) followed by zero rows up to ``rows`` rows."""
+    """``a`` (on the host) followed by zero rows up to ``rows`` rows (``a`` itself when it has
+    ``rows`` rows already)."""
     a = np.asarray(a)
+    if a.shape[0] == rows:
+        same: np.ndarray[Any, Any] = a
+        return same
     out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
     out[: a.shape[0]] = a
     return out

@@ -44,7 +44,10 @@ from ldptree._buckets import MIN_ROWS, bucket
 from ldptree._jax_cache import kernel
 from ldptree.mechanisms._kit import blocked_sums
 from ldptree.partitions._partition import order_key, walk_keys
+from ldptree.partitions._scaling import RangeScaler
 from ldptree.protocols import FusedSummary
+from ldptree.rounds._chunks import pad_rows
+from ldptree.rounds._plan import Round
 
 #: Holders per piece on an accelerator unless the executor says otherwise (a power of two),
 #: lowered for a device whose memory holds fewer (:func:`piece_rows`). Measured on one H200 at
@@ -73,7 +76,7 @@ def kernel_block(device: Any) -> int:
     return KERNEL_BLOCK["accelerator" if on_accelerator([device]) else "cpu"]
 
 
-def piece_rows(r: Any, device: Any, requested: int | None) -> int:
+def piece_rows(r: Round, device: Any, requested: int | None) -> int:
     """Holders per resident piece of round ``r``: ``requested`` if given, else
     :data:`DEVICE_PIECE_ROWS`, halved while four pieces in flight (float64 rows, labels, cells)
     would take more than a quarter of ``device``'s memory limit (when it reports one); rounded
@@ -164,18 +167,13 @@ class ResidentRound:
     block: int = KERNEL_BLOCK["cpu"]
 
     @staticmethod
-    def box(r: Any) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
-        """``(lo, scale)`` of round ``r``'s scaling as float64 (``0`` and ``1`` unscaled)."""
-        d = r.partition.n_features
-        if r.scaler is None:
-            return np.zeros(d), np.ones(d)
-        return (
-            np.asarray(r.scaler.lo, dtype=np.float64),
-            np.asarray(r.scaler.scale, dtype=np.float64),
-        )
+    def box(r: Round) -> tuple[np.ndarray[Any, Any], np.ndarray[Any, Any]]:
+        """``(lo, scale)`` of round ``r``'s scaling as float64 (the unit box unscaled)."""
+        scaler = r.scaler or RangeScaler.unit(r.partition.n_features)
+        return np.asarray(scaler.lo, dtype=np.float64), np.asarray(scaler.scale, dtype=np.float64)
 
     @classmethod
-    def fits(cls, r: Any) -> bool:
+    def fits(cls, r: Round) -> bool:
         """Whether round ``r`` (its mechanism has :class:`~ldptree.protocols.FusedSummary`) can
         run resident: its box has no subnormal number and its mechanism's sums are exact for
         pieces of at least :data:`~ldptree._buckets.MIN_ROWS` holders."""
@@ -186,7 +184,7 @@ class ResidentRound:
 
     @classmethod
     def of(
-        cls, r: Any, key: Any, rows: int, labels: Any, *, block: int = KERNEL_BLOCK["cpu"]
+        cls, r: Round, key: Any, rows: int, labels: Any, *, block: int = KERNEL_BLOCK["cpu"]
     ) -> ResidentRound:
         """The resident form of round ``r`` (:meth:`fits`) with pieces of at most ``rows``
         holders (:func:`piece_rows`), labels like ``labels`` (as the mechanism takes them) and
@@ -244,21 +242,13 @@ class ResidentRound:
         the piece is suspect."""
         m = int(X.shape[0])
         rows = self.padded(m, first)
-        labels_dev = jax.device_put(_padded(np.asarray(labels, dtype=self.label_dtype), rows))
+        labels_dev = jax.device_put(pad_rows(np.asarray(labels, dtype=self.label_dtype), rows))
         n_valid = np.int32(m)
         with jax.enable_x64(True):  # this thread only: float64 rows, int64 order keys
             # (outside 64-bit mode a transfer would round float64 rows to float32)
-            X_dev = jax.device_put(_padded(np.asarray(X), rows))
+            X_dev = jax.device_put(pad_rows(X, rows))
             cells, suspect = _resident_cells(self.walk, self.lo, self.scale, X_dev, n_valid)
         sums = _resident_sums(*self._kernel_args(cells, labels_dev, first, m))
         if bool(suspect):
             return None
         return self.mechanism.summary_stats(self.spec, sums, self.n_cells)
-
-
-def _padded(a: np.ndarray[Any, Any], rows: int) -> np.ndarray[Any, Any]:
-    if a.shape[0] == rows:
-        return a
-    out = np.zeros((rows, *a.shape[1:]), dtype=a.dtype)
-    out[: a.shape[0]] = a
-    return out

@@ -134,8 +134,12 @@ def _array_rows(X: np.ndarray[Any, Any], y: Any, check_labels: LabelCheck) -> Pr
         for Xc, yc in cut(X, y, size):
             _finite(Xc)
             labels = check_labels(yc, "y", n=yc.shape[0])
-            yield (Xc if Xc.dtype in keep else np.asarray(Xc, dtype=np.float64)), labels
-            release_pages(Xc)
+            rows = Xc if Xc.dtype in keep else np.asarray(Xc, dtype=np.float64)
+            yield rows, labels
+            # pages of what was copied; rows handed out as stored are the consumer's to drop
+            # once it has used them (a later read would bring them back in)
+            if rows is not Xc:
+                release_pages(Xc)
             release_pages(yc)
 
     stored = functools.partial(read, keep=(np.dtype(np.float32), np.dtype(np.float64)))
